@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh Debian machine, idempotently:
+# Debian packages (chromium for the browser tests, PostgreSQL for the
+# PostgreSQL run), the web page's npm packages, and the pinned agent
+# platforms (Claude Code, opencode, pi) from the npm registry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing Debian packages: ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "deps: missing Debian packages (${need_apt[*]}); run as root or: sudo apt-get install ${need_apt[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ -f web/package-lock.json ]; then
+  if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+    echo "deps: npm ci in web/"
+    (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+if [ -x scripts/install-platforms.sh ]; then
+  scripts/install-platforms.sh
+fi
