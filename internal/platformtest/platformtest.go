@@ -1,0 +1,267 @@
+// Package platformtest gives tests the installed agent platforms (Claude Code, opencode,
+// pi): where their binaries are, an isolated environment that keeps them offline and away
+// from the real home folder, and configuration that points them at a fakemodel server.
+//
+// Binaries come from AGENTMAIL_CLAUDE_BIN / AGENTMAIL_OPENCODE_BIN / AGENTMAIL_PI_BIN, else
+// from the prefix that scripts/install-platforms.sh fills (AGENTMAIL_PLATFORMS_PREFIX, default
+// <repo>/.cache/platforms). A missing platform skips the test, except under CI=true, where it
+// fails it: CI must have run scripts/install-platforms.sh.
+package platformtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Platform names one agent platform.
+type Platform string
+
+// The platforms the bridge drives.
+const (
+	Claude   Platform = "claude"
+	OpenCode Platform = "opencode"
+	Pi       Platform = "pi"
+)
+
+// Pinned versions installed by scripts/install-platforms.sh (keep the two in step).
+var Pinned = map[Platform]string{
+	Claude:   "2.1.328",
+	OpenCode: "1.18.33",
+	Pi:       "0.73.1",
+}
+
+// BinEnv returns the environment variable that overrides the binary of p,
+// e.g. "AGENTMAIL_CLAUDE_BIN".
+func BinEnv(p Platform) string { return "AGENTMAIL_" + strings.ToUpper(string(p)) + "_BIN" }
+
+// RepoRoot returns the folder holding go.mod, searched upwards from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("platformtest: no go.mod above the working directory; run tests inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// Prefix returns the install prefix of scripts/install-platforms.sh:
+// AGENTMAIL_PLATFORMS_PREFIX, else <repo>/.cache/platforms.
+func Prefix() (string, error) {
+	if p := os.Getenv("AGENTMAIL_PLATFORMS_PREFIX"); p != "" {
+		return p, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, ".cache", "platforms"), nil
+}
+
+// Bin returns the absolute path of p's executable: the BinEnv(p) override when set
+// (a path, or a name looked up in PATH), else <prefix>/<p>/node_modules/.bin/<p>.
+// The error says how to install the platform.
+func Bin(p Platform) (string, error) {
+	if _, ok := Pinned[p]; !ok {
+		return "", fmt.Errorf("platformtest: unknown platform %q (known: claude, opencode, pi)", p)
+	}
+	if v := os.Getenv(BinEnv(p)); v != "" {
+		path, err := exec.LookPath(v)
+		if err != nil {
+			return "", fmt.Errorf("platformtest: %s=%q is not an executable: %w", BinEnv(p), v, err)
+		}
+		return filepath.Abs(path)
+	}
+	prefix, err := Prefix()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(prefix, string(p), "node_modules", ".bin", string(p))
+	if st, err := os.Stat(path); err != nil || st.IsDir() {
+		return "", fmt.Errorf("platformtest: %s is not installed at %s: run scripts/install-platforms.sh %s, or set %s", p, path, p, BinEnv(p))
+	}
+	return path, nil
+}
+
+// MissingIsFailure reports whether a missing platform fails the test instead of skipping
+// it: true when CI=true (CI must install every platform).
+func MissingIsFailure() bool { return os.Getenv("CI") == "true" }
+
+// Require returns the binary of p, or ends the test: a skip with the reason, or under
+// CI=true a failure.
+func Require(t testing.TB, p Platform) string {
+	t.Helper()
+	bin, err := Bin(p)
+	if err != nil {
+		if MissingIsFailure() {
+			t.Fatalf("%v (CI=true: a missing platform is a failure)", err)
+			return ""
+		}
+		t.Skipf("%v", err)
+	}
+	return bin
+}
+
+// Env is an isolated environment for one platform process: a temporary HOME and XDG
+// folders, the offline and telemetry switches of all three platforms, and nothing of the
+// caller's environment except PATH, locale and TMPDIR (so no real key or config leaks in).
+type Env struct {
+	Home      string
+	ConfigDir string // XDG_CONFIG_HOME
+	DataDir   string // XDG_DATA_HOME
+	CacheDir  string // XDG_CACHE_HOME
+	StateDir  string // XDG_STATE_HOME
+	vars      map[string]string
+}
+
+// NewEnv makes the folders under t.TempDir() and returns the environment.
+func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	root := t.TempDir()
+	e := &Env{
+		Home:      filepath.Join(root, "home"),
+		ConfigDir: filepath.Join(root, "xdg", "config"),
+		DataDir:   filepath.Join(root, "xdg", "data"),
+		CacheDir:  filepath.Join(root, "xdg", "cache"),
+		StateDir:  filepath.Join(root, "xdg", "state"),
+		vars:      map[string]string{},
+	}
+	for _, d := range []string{e.Home, e.ConfigDir, e.DataDir, e.CacheDir, e.StateDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatalf("platformtest: make %s: %v", d, err)
+		}
+	}
+	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			e.vars[k] = v
+		}
+	}
+	for k, v := range map[string]string{
+		"HOME":            e.Home,
+		"XDG_CONFIG_HOME": e.ConfigDir,
+		"XDG_DATA_HOME":   e.DataDir,
+		"XDG_CACHE_HOME":  e.CacheDir,
+		"XDG_STATE_HOME":  e.StateDir,
+		"NO_COLOR":        "1",
+		// Claude Code: no start-up, update, telemetry or error-report traffic.
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"DISABLE_AUTOUPDATER":                      "1",
+		"DISABLE_TELEMETRY":                        "1",
+		"DISABLE_ERROR_REPORTING":                  "1",
+		// opencode: no model catalogue fetch, update, LSP download or share.
+		"OPENCODE_DISABLE_MODELS_FETCH": "1",
+		"OPENCODE_DISABLE_AUTOUPDATE":   "1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+		"OPENCODE_DISABLE_SHARE":        "1",
+		// pi: no version check or telemetry.
+		"PI_OFFLINE":            "1",
+		"PI_SKIP_VERSION_CHECK": "1",
+		"PI_TELEMETRY":          "0",
+	} {
+		e.vars[k] = v
+	}
+	return e
+}
+
+// Set adds or replaces one variable.
+func (e *Env) Set(key, value string) { e.vars[key] = value }
+
+// Get returns one variable ("" when unset).
+func (e *Env) Get(key string) string { return e.vars[key] }
+
+// Environ returns the variables as KEY=VALUE lines for exec.Cmd.Env.
+func (e *Env) Environ() []string {
+	out := make([]string, 0, len(e.vars))
+	for k, v := range e.vars {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// UseClaude points Claude Code at an Anthropic-compatible server at baseURL
+// (fakemodel.Server.URL) with a dummy key.
+func (e *Env) UseClaude(baseURL string) {
+	e.Set("ANTHROPIC_BASE_URL", baseURL)
+	e.Set("ANTHROPIC_API_KEY", "sk-ant-fakemodel")
+}
+
+// FakeProvider is the provider id under which opencode and pi see the fake model.
+const FakeProvider = "fakemodel"
+
+// OpenCodeConfig returns an opencode configuration (the JSON for OPENCODE_CONFIG_CONTENT)
+// with one OpenAI-compatible provider FakeProvider at openAIBaseURL (ending in /v1)
+// offering models, the first being the default, and the built-in provider hidden.
+func OpenCodeConfig(openAIBaseURL string, models ...string) string {
+	if len(models) == 0 {
+		models = []string{"fake-model"}
+	}
+	ms := map[string]any{}
+	for _, m := range models {
+		ms[m] = map[string]any{"name": m}
+	}
+	cfg := map[string]any{
+		"$schema":           "https://opencode.ai/config.json",
+		"enabled_providers": []string{FakeProvider},
+		"model":             FakeProvider + "/" + models[0],
+		"small_model":       FakeProvider + "/" + models[0],
+		"autoupdate":        false,
+		"share":             "disabled",
+		"provider": map[string]any{
+			FakeProvider: map[string]any{
+				"npm":     "@ai-sdk/openai-compatible",
+				"name":    "Fake model",
+				"options": map[string]any{"baseURL": openAIBaseURL, "apiKey": "sk-fakemodel"},
+				"models":  ms,
+			},
+		},
+	}
+	b, _ := json.Marshal(cfg)
+	return string(b)
+}
+
+// UseOpenCode points opencode at openAIBaseURL through OPENCODE_CONFIG_CONTENT.
+func (e *Env) UseOpenCode(openAIBaseURL string, models ...string) {
+	e.Set("OPENCODE_CONFIG_CONTENT", OpenCodeConfig(openAIBaseURL, models...))
+}
+
+// UsePi writes models.json and settings.json into a fresh agent folder under HOME, points
+// PI_CODING_AGENT_DIR at it and returns the folder. The provider is FakeProvider at
+// openAIBaseURL (ending in /v1); the first model is the default.
+func (e *Env) UsePi(openAIBaseURL string, models ...string) (string, error) {
+	if len(models) == 0 {
+		models = []string{"fake-model"}
+	}
+	dir := filepath.Join(e.Home, ".pi", "agent")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var list []map[string]any
+	for _, m := range models {
+		list = append(list, map[string]any{"id": m, "name": m})
+	}
+	modelsJSON, _ := json.MarshalIndent(map[string]any{"providers": map[string]any{
+		FakeProvider: map[string]any{"baseUrl": openAIBaseURL, "api": "openai-completions", "apiKey": "sk-fakemodel", "models": list},
+	}}, "", "  ")
+	settingsJSON, _ := json.MarshalIndent(map[string]any{"defaultProvider": FakeProvider, "defaultModel": models[0]}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), modelsJSON, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), settingsJSON, 0o644); err != nil {
+		return "", err
+	}
+	e.Set("PI_CODING_AGENT_DIR", dir)
+	return dir, nil
+}
