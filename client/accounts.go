@@ -1,0 +1,191 @@
+package client
+
+import "context"
+
+// Login opens a cookie session (POST /api/v1/auth/login). The gateway sets
+// the HttpOnly session cookie, kept in the client's cookie jar (one is added
+// when the client has none), and the answer's CSRF token is stored and sent
+// as X-CSRF-Token on every later write. Errors: 401 for a wrong username or
+// password, 403 for a disabled account.
+func (c *Client) Login(ctx context.Context, req LoginRequest) (*LoginResponse, error) {
+	c.ensureJar()
+	var out LoginResponse
+	if err := c.postJSON(ctx, apiPath("/auth/login"), req, &out); err != nil {
+		return nil, err
+	}
+	c.setCSRF(out.CSRFToken)
+	return &out, nil
+}
+
+// Logout ends the cookie session (POST /api/v1/auth/logout, 204) and forgets
+// the CSRF token.
+func (c *Client) Logout(ctx context.Context) error {
+	err := c.postJSON(ctx, apiPath("/auth/logout"), nil, nil)
+	c.setCSRF("")
+	return err
+}
+
+// Me answers GET /api/v1/me: who the caller is and how it authenticated.
+// For a cookie session the answer's CSRF token is stored like Login's, so a
+// client that restored a session cookie can write again.
+func (c *Client) Me(ctx context.Context) (*Me, error) {
+	var out Me
+	if err := c.getJSON(ctx, apiPath("/me"), nil, &out); err != nil {
+		return nil, err
+	}
+	if out.CSRFToken != "" {
+		c.setCSRF(out.CSRFToken)
+	}
+	return &out, nil
+}
+
+// CreateUserKey creates a user key for the caller (POST /api/v1/me/keys,
+// 201). The answer's KeyToken is shown this once only. Errors: 400 with
+// field "lifecycle" or "expires_at" (expires_at required exactly for
+// "timed").
+func (c *Client) CreateUserKey(ctx context.Context, req CreateUserKeyRequest) (*CreatedKey, error) {
+	var out CreatedKey
+	if err := c.postJSON(ctx, apiPath("/me/keys"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListUserKeys lists the caller's user keys (GET /api/v1/me/keys); tokens
+// are never returned, only their prefixes.
+func (c *Client) ListUserKeys(ctx context.Context) (*KeyList, error) {
+	var out KeyList
+	if err := c.getJSON(ctx, apiPath("/me/keys"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteUserKey revokes one of the caller's user keys
+// (DELETE /api/v1/me/keys/{key_id}, 204; 404 for an unknown id).
+func (c *Client) DeleteUserKey(ctx context.Context, keyID string) error {
+	return c.delete(ctx, apiPath("/me/keys/%s", keyID))
+}
+
+// CreateAgentKey registers (KeyToken set: a client-generated token, seed
+// 9.9) or issues (KeyToken empty: returned once in the answer) an agent key
+// (POST /api/v1/admin/agent-keys, 201, admins only).
+func (c *Client) CreateAgentKey(ctx context.Context, req CreateAgentKeyRequest) (*CreatedKey, error) {
+	var out CreatedKey
+	if err := c.postJSON(ctx, apiPath("/admin/agent-keys"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListAgentKeys lists every agent key (GET /api/v1/admin/agent-keys, admins).
+func (c *Client) ListAgentKeys(ctx context.Context) (*KeyList, error) {
+	var out KeyList
+	if err := c.getJSON(ctx, apiPath("/admin/agent-keys"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteAgentKey revokes an agent key
+// (DELETE /api/v1/admin/agent-keys/{key_id}, 204, admins).
+func (c *Client) DeleteAgentKey(ctx context.Context, keyID string) error {
+	return c.delete(ctx, apiPath("/admin/agent-keys/%s", keyID))
+}
+
+// AdminListUserKeys lists every person's user keys
+// (GET /api/v1/admin/user-keys, admins).
+func (c *Client) AdminListUserKeys(ctx context.Context) (*KeyList, error) {
+	var out KeyList
+	if err := c.getJSON(ctx, apiPath("/admin/user-keys"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminDeleteUserKey revokes any person's user key
+// (DELETE /api/v1/admin/user-keys/{key_id}, 204, admins).
+func (c *Client) AdminDeleteUserKey(ctx context.Context, keyID string) error {
+	return c.delete(ctx, apiPath("/admin/user-keys/%s", keyID))
+}
+
+// AdminListUsers lists the accounts (GET /api/v1/admin/users, admins).
+func (c *Client) AdminListUsers(ctx context.Context) (*UserList, error) {
+	var out UserList
+	if err := c.getJSON(ctx, apiPath("/admin/users"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminCreateUser creates an account (POST /api/v1/admin/users, 201,
+// admins). Errors: 400 field "password" (under 8 characters) or "role";
+// 409 when the name is taken by a person or an agent.
+func (c *Client) AdminCreateUser(ctx context.Context, req CreateUserRequest) (*User, error) {
+	var out User
+	if err := c.postJSON(ctx, apiPath("/admin/users"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminUpdateUser disables, re-enables, resets the password of or changes
+// the role of an account (PATCH /api/v1/admin/users/{username}, admins);
+// only the fields set change.
+func (c *Client) AdminUpdateUser(ctx context.Context, username string, req UpdateUserRequest) (*User, error) {
+	var out User
+	if err := c.patchJSON(ctx, apiPath("/admin/users/%s", username), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminListAgents lists every agent (GET /api/v1/admin/agents, admins).
+func (c *Client) AdminListAgents(ctx context.Context) (*AgentList, error) {
+	var out AgentList
+	if err := c.getJSON(ctx, apiPath("/admin/agents"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminUpdateAgent changes an agent's default round budget
+// (PATCH /api/v1/admin/agents/{name}, admins).
+func (c *Client) AdminUpdateAgent(ctx context.Context, name string, req UpdateAgentRequest) (*Agent, error) {
+	var out Agent
+	if err := c.patchJSON(ctx, apiPath("/admin/agents/%s", name), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminGetAgentModels returns an agent's model catalogue and allowed list
+// (GET /api/v1/admin/agents/{name}/models, admins).
+func (c *Client) AdminGetAgentModels(ctx context.Context, name string) (*AgentDetail, error) {
+	var out AgentDetail
+	if err := c.getJSON(ctx, apiPath("/admin/agents/%s/models", name), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminSetAgentModels sets an agent's allowed models in priority order, or
+// removes the list with ModelsUnrestricted true
+// (PUT /api/v1/admin/agents/{name}/models, admins).
+func (c *Client) AdminSetAgentModels(ctx context.Context, name string, req AllowedModels) (*AllowedModels, error) {
+	var out AllowedModels
+	if err := c.putJSON(ctx, apiPath("/admin/agents/%s/models", name), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AdminGetMail reads any mail by id (GET /api/v1/admin/mail/{id}, admins):
+// the explicit admin read; the admin's own mailbox routes stay scoped.
+func (c *Client) AdminGetMail(ctx context.Context, id string) (*Mail, error) {
+	var out Mail
+	if err := c.getJSON(ctx, apiPath("/admin/mail/%s", id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,282 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+)
+
+// The methods of this file are the agent side of the API: the client's
+// token is an agent key. Contacts, Suggest, Resolve and Participants also
+// serve people.
+
+// Register announces the agent and its workspaces
+// (POST /api/v1/agent/register, W-2). Name must be the key's agent name or
+// empty. Errors: 400 field "workspaces" (objects {name, path}, never
+// strings), 403 for a user key.
+func (c *Client) Register(ctx context.Context, req RegisterRequest) (*Agent, error) {
+	var out Agent
+	if err := c.postJSON(ctx, apiPath("/agent/register"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Heartbeat reports liveness, the platform session snapshot and the model
+// catalogue (POST /api/v1/agent/heartbeat, W-3). A nil slice pointer keeps
+// what the gateway has; a pointer to an empty slice clears it (N-7).
+func (c *Client) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResponse, error) {
+	var out HeartbeatResponse
+	if err := c.postJSON(ctx, apiPath("/agent/heartbeat"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AllowedModels returns the models the admin allows this agent, in priority
+// order (GET /api/v1/agent/models/allowed); ModelsUnrestricted true means
+// "use the platform default".
+func (c *Client) AllowedModels(ctx context.Context) (*AllowedModels, error) {
+	var out AllowedModels
+	if err := c.getJSON(ctx, apiPath("/agent/models/allowed"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Inbox lists the agent's mails (GET /api/v1/mail/inbox). With the gateway
+// defaults (zero InboxQuery) it returns at most 5 unread mails and marks
+// exactly those read (T-1); status "all" never marks.
+func (c *Client) Inbox(ctx context.Context, q InboxQuery) (*MailList, error) {
+	var out MailList
+	if err := c.getJSON(ctx, apiPath("/mail/inbox"), q.values(), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// MarkRead marks mails read, or unread with Unread true
+// (POST /api/v1/mail/read); ids the agent may not see are skipped, not
+// counted.
+func (c *Client) MarkRead(ctx context.Context, req MarkReadRequest) (*MarkReadResponse, error) {
+	var out MarkReadResponse
+	if err := c.postJSON(ctx, apiPath("/mail/read"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SendMail sends a mail as the agent (POST /api/v1/mail/send, W-5). Errors:
+// 404 alias_not_found (never retry as ".new"), 403 budget_exhausted, 429
+// session rate limit (RetryAfterOf), 400 naming the field. A relay replay
+// answers Status "duplicate_relay" without storing anything.
+func (c *Client) SendMail(ctx context.Context, req SendMailRequest) (*SendMailResponse, error) {
+	var out SendMailResponse
+	if err := c.postJSON(ctx, apiPath("/mail/send"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetMail reads one mail the agent sent or received (GET /api/v1/mail/{id});
+// any other id is a 404.
+func (c *Client) GetMail(ctx context.Context, id string) (*Mail, error) {
+	var out Mail
+	if err := c.getJSON(ctx, apiPath("/mail/%s", id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Thread lists the mails of the session of mail id, oldest first
+// (GET /api/v1/mail/{id}/thread).
+func (c *Client) Thread(ctx context.Context, id string) (*MailList, error) {
+	var out MailList
+	if err := c.getJSON(ctx, apiPath("/mail/%s/thread", id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Forward starts a new thread to req.To quoting mail id
+// (POST /api/v1/mail/{id}/forward, T-5).
+func (c *Client) Forward(ctx context.Context, id string, req ForwardRequest) (*SendMailResponse, error) {
+	var out SendMailResponse
+	if err := c.postJSON(ctx, apiPath("/mail/%s/forward", id), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RequestPermission asks the people of a session to decide
+// (POST /api/v1/permission/request, W-6). Idempotent on RelayKey: a replay
+// answers the same request with Duplicate true. Errors: 409 when no person
+// in the session can decide.
+func (c *Client) RequestPermission(ctx context.Context, req PermissionRequest) (*Permission, error) {
+	var out Permission
+	if err := c.postJSON(ctx, apiPath("/permission/request"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetPermission returns the state of the permission request mailID
+// (GET /api/v1/permission/{mail_id}); used after a restart to learn a
+// decision missed on the stream (B-4).
+func (c *Client) GetPermission(ctx context.Context, mailID string) (*Permission, error) {
+	var out Permission
+	if err := c.getJSON(ctx, apiPath("/permission/%s", mailID), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Grants lists the agent's "always allow" grants (GET /api/v1/grants),
+// filtered by tool and scope when they are not empty.
+func (c *Client) Grants(ctx context.Context, tool, scope string) (*GrantList, error) {
+	q := url.Values{}
+	if tool != "" {
+		q.Set("tool", tool)
+	}
+	if scope != "" {
+		q.Set("scope", scope)
+	}
+	var out GrantList
+	if err := c.getJSON(ctx, apiPath("/grants"), q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetSession returns a session the agent takes part in
+// (GET /api/v1/sessions/{id}).
+func (c *Client) GetSession(ctx context.Context, id string) (*Session, error) {
+	var out Session
+	if err := c.getJSON(ctx, apiPath("/sessions/%s", id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SyncSession proposes the platform's alias or title for a session
+// (POST /api/v1/sessions/{id}/sync, W-7); the answer carries the final alias
+// (a person's manual alias always wins), which the bridge writes back (D-5).
+func (c *Client) SyncSession(ctx context.Context, id string, req SyncSessionRequest) (*Session, error) {
+	var out Session
+	if err := c.postJSON(ctx, apiPath("/sessions/%s/sync", id), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// BindPlatformSession stores the platform's session id on the mail session
+// (PUT /api/v1/sessions/{id}/platform-session, B-3.3), so the map survives a
+// bridge restart.
+func (c *Client) BindPlatformSession(ctx context.Context, id string, req BindPlatformSessionRequest) (*Session, error) {
+	var out Session
+	if err := c.putJSON(ctx, apiPath("/sessions/%s/platform-session", id), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Participants lists the members of a session
+// (GET /api/v1/sessions/{id}/participants; agents and people taking part).
+func (c *Client) Participants(ctx context.Context, sessionID string) (*ParticipantList, error) {
+	var out ParticipantList
+	if err := c.getJSON(ctx, apiPath("/sessions/%s/participants", sessionID), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SessionRuns lists the runs of a session (GET /api/v1/sessions/{id}/runs).
+func (c *Client) SessionRuns(ctx context.Context, sessionID string) (*RunList, error) {
+	var out RunList
+	if err := c.getJSON(ctx, apiPath("/sessions/%s/runs", sessionID), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PutRun creates or updates a run (PUT /api/v1/runs/{run_id}, an upsert);
+// run.RunID names it and must not be empty.
+func (c *Client) PutRun(ctx context.Context, run Run) (*Run, error) {
+	var out Run
+	if err := c.putJSON(ctx, apiPath("/runs/%s", run.RunID), run, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateSchedule stores a reminder owned by the agent
+// (POST /api/v1/schedules, 201). Errors: 400 field "event_time" (natural
+// language is refused; the message gives the server's current time).
+func (c *Client) CreateSchedule(ctx context.Context, req CreateScheduleRequest) (*Schedule, error) {
+	var out Schedule
+	if err := c.postJSON(ctx, apiPath("/schedules"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListSchedules lists the agent's reminders (GET /api/v1/schedules); Hint is
+// set near the per-owner limit.
+func (c *Client) ListSchedules(ctx context.Context) (*ScheduleList, error) {
+	var out ScheduleList
+	if err := c.getJSON(ctx, apiPath("/schedules"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateSchedule changes the fields set of a reminder
+// (PATCH /api/v1/schedules/{id}).
+func (c *Client) UpdateSchedule(ctx context.Context, id string, req UpdateScheduleRequest) (*Schedule, error) {
+	var out Schedule
+	if err := c.patchJSON(ctx, apiPath("/schedules/%s", id), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteSchedule deletes a reminder (DELETE /api/v1/schedules/{id}, 204).
+func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
+	return c.delete(ctx, apiPath("/schedules/%s", id))
+}
+
+// Contacts lists the people and agents the caller can write to
+// (GET /api/v1/contacts).
+func (c *Client) Contacts(ctx context.Context) (*ContactList, error) {
+	var out ContactList
+	if err := c.getJSON(ctx, apiPath("/contacts"), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Suggest completes a partly typed address
+// (GET /api/v1/address/suggest?q=&limit=): names, workspaces and session
+// aliases, recent first. limit 0 leaves the gateway default (10).
+func (c *Client) Suggest(ctx context.Context, q string, limit int) (*SuggestionList, error) {
+	v := url.Values{"q": {q}}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var out SuggestionList
+	if err := c.getJSON(ctx, apiPath("/address/suggest"), v, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Resolve previews where a mail to address would go, creating nothing
+// (GET /api/v1/address/resolve?address=). An unknown alias or name is a 404,
+// exactly as sending would be.
+func (c *Client) Resolve(ctx context.Context, address string) (*Resolution, error) {
+	var out Resolution
+	if err := c.getJSON(ctx, apiPath("/address/resolve"), url.Values{"address": {address}}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
