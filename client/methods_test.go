@@ -150,11 +150,15 @@ func methodCases() []methodCase {
 		// people side
 		{name: "MeSend", call: func(ctx context.Context, c *Client) (any, error) { return c.MeSend(ctx, send) },
 			method: "POST", path: "/api/v1/me/mail/send", in: send, out: sent},
-		{name: "MeInbox", call: func(ctx context.Context, c *Client) (any, error) { return c.MeInbox(ctx, InboxQuery{Status: "unread", Limit: 10}) },
+		{name: "MeInbox", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.MeInbox(ctx, InboxQuery{Status: "unread", Limit: 10})
+		},
 			method: "GET", path: "/api/v1/me/mail/inbox", query: url.Values{"status": {"unread"}, "limit": {"10"}}, out: list},
 		{name: "MeSent without page", call: func(ctx context.Context, c *Client) (any, error) { return c.MeSent(ctx) },
 			method: "GET", path: "/api/v1/me/mail/sent", out: list},
-		{name: "MeSent with page", call: func(ctx context.Context, c *Client) (any, error) { return c.MeSent(ctx, PageQuery{Limit: 2, Cursor: "c"}) },
+		{name: "MeSent with page", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.MeSent(ctx, PageQuery{Limit: 2, Cursor: "c"})
+		},
 			method: "GET", path: "/api/v1/me/mail/sent", query: url.Values{"limit": {"2"}, "cursor": {"c"}}, out: list},
 		{name: "MeMarkRead unread", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.MeMarkRead(ctx, MarkReadRequest{MailIDs: []string{"m1"}, Unread: true})
@@ -164,7 +168,9 @@ func methodCases() []methodCase {
 		{name: "MeForward", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.MeForward(ctx, "m1", ForwardRequest{To: "pi@/srv.new"})
 		}, method: "POST", path: "/api/v1/me/mail/m1/forward", in: ForwardRequest{To: "pi@/srv.new"}, out: sent},
-		{name: "MeTree", call: func(ctx context.Context, c *Client) (any, error) { return c.MeTree(ctx, "m1", TreeQuery{Before: 5, After: 6}) },
+		{name: "MeTree", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.MeTree(ctx, "m1", TreeQuery{Before: 5, After: 6})
+		},
 			method: "GET", path: "/api/v1/me/mail/m1/tree", query: url.Values{"before": {"5"}, "after": {"6"}}, out: &Tree{RootID: "m0", FocusID: "m1", Nodes: []TreeNode{{MailID: "m1", CreatedAt: t0}}, Total: 1}},
 		{name: "MeCounts", call: func(ctx context.Context, c *Client) (any, error) { return c.MeCounts(ctx) },
 			method: "GET", path: "/api/v1/me/counts", out: &Counts{Unread: 3, PendingPermissions: 1}},
@@ -175,7 +181,9 @@ func methodCases() []methodCase {
 		{name: "MeUpdateSession", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.MeUpdateSession(ctx, "s1", UpdateSessionRequest{Alias: String("fix"), ResetUsed: true})
 		}, method: "PATCH", path: "/api/v1/me/sessions/s1", in: map[string]any{"alias": "fix", "reset_used": true}, out: session},
-		{name: "MeSessionMails", call: func(ctx context.Context, c *Client) (any, error) { return c.MeSessionMails(ctx, "s1", PageQuery{Limit: 9}) },
+		{name: "MeSessionMails", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.MeSessionMails(ctx, "s1", PageQuery{Limit: 9})
+		},
 			method: "GET", path: "/api/v1/me/sessions/s1/mails", query: url.Values{"limit": {"9"}}, out: list},
 		{name: "MeSessionRuns", call: func(ctx context.Context, c *Client) (any, error) { return c.MeSessionRuns(ctx, "s1") },
 			method: "GET", path: "/api/v1/me/sessions/s1/runs", out: &RunList{Runs: []Run{run}}},
