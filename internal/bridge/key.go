@@ -1,0 +1,87 @@
+package bridge
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// KeySource tells where ResolveAgentKey found the agent key.
+type KeySource string
+
+// Key sources, in the order B-1.1 tries them.
+const (
+	KeyFromEnv       KeySource = "env"       // AGENTMAIL_AGENT_KEY
+	KeyFromFile      KeySource = "file"      // ~/.agentmail/agent.key
+	KeyFromGenerated KeySource = "generated" // made now and saved to the file
+)
+
+// KeyFile is the agent key file under home: <home>/.agentmail/agent.key.
+func KeyFile(home string) string { return filepath.Join(home, ".agentmail", "agent.key") }
+
+// generatedKeyPrefix marks keys the bridge made itself.
+const generatedKeyPrefix = "amk_"
+
+// ResolveAgentKey implements B-1.1: the key from envKey when set, else the
+// first line of <home>/.agentmail/agent.key, else a new random key (amk_ and
+// 48 hex digits) written to that file with mode 0600 (its folder 0700). A
+// generated key must be printed once by the caller together with the way to
+// register it (RegistrationHint); it is never sent anywhere by this function.
+// Errors name the file and what failed.
+func ResolveAgentKey(envKey, home string) (string, KeySource, error) {
+	if k := strings.TrimSpace(envKey); k != "" {
+		return k, KeyFromEnv, nil
+	}
+	if home == "" {
+		return "", "", errors.New("agent key: AGENTMAIL_AGENT_KEY is unset and HOME is unknown; set one of them")
+	}
+	path := KeyFile(home)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		line, _, _ := strings.Cut(string(data), "\n")
+		if k := strings.TrimSpace(line); k != "" {
+			return k, KeyFromFile, nil
+		}
+		return "", "", fmt.Errorf("agent key file %s is empty: delete it to generate a new key, or write the registered key into it", path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("reading agent key file %s: %w", path, err)
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", "", fmt.Errorf("generating an agent key: %w", err)
+	}
+	key := generatedKeyPrefix + hex.EncodeToString(raw)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", "", fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", "", fmt.Errorf("saving the generated agent key to %s: %w", path, err)
+	}
+	if _, err := f.WriteString(key + "\n"); err != nil {
+		f.Close()
+		return "", "", fmt.Errorf("saving the generated agent key to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", "", fmt.Errorf("saving the generated agent key to %s: %w", path, err)
+	}
+	return key, KeyFromGenerated, nil
+}
+
+// RegistrationHint is the line printed with a generated key (B-1.1, seed
+// 9.9): how an admin registers it with the field key_token.
+func RegistrationHint(gatewayURL, agentName, key string) string {
+	name := agentName
+	if name == "" {
+		name = "<agent name>"
+	}
+	return fmt.Sprintf("register this key as an admin: POST %s/api/v1/admin/agent-keys with "+
+		`{"agent_name":%q,"key_token":%q,"lifecycle":"permanent"}`+
+		", then restart the bridge", gatewayURL, name, key)
+}
