@@ -1,0 +1,269 @@
+// Package mcptools is the AgentMail MCP tool server (`agentmail mcp`): the
+// mail tools every platform gives its model (seed 000 section 3, seed 001's
+// schedule tools, seed 003's tool surface) and the execution gate
+// (run_command and write_file behind a person's approval, seed 003 section
+// 2). Tool names, parameters and rendering are the same for every platform.
+// There is deliberately no tool through which the model reports its own
+// permission needs (N-1, T-7): permission questions come from the gate and
+// from the platforms' own hooks, never from the model.
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Gateway is the part of the AgentMail HTTP API the tools use, as methods
+// of client.Client (agent side, authenticated with the agent key).
+type Gateway interface {
+	PermissionAPI
+	Register(ctx context.Context, req client.RegisterRequest) (*client.Agent, error)
+	Inbox(ctx context.Context, q client.InboxQuery) (*client.MailList, error)
+	MarkRead(ctx context.Context, req client.MarkReadRequest) (*client.MarkReadResponse, error)
+	SendMail(ctx context.Context, req client.SendMailRequest) (*client.SendMailResponse, error)
+	GetMail(ctx context.Context, id string) (*client.Mail, error)
+	Thread(ctx context.Context, id string) (*client.MailList, error)
+	Forward(ctx context.Context, id string, req client.ForwardRequest) (*client.SendMailResponse, error)
+	UploadAttachment(ctx context.Context, filename string, r io.Reader) (*client.Attachment, error)
+	DownloadAttachment(ctx context.Context, id string) (io.ReadCloser, *client.AttachmentMeta, error)
+	Suggest(ctx context.Context, q string, limit int) (*client.SuggestionList, error)
+	Contacts(ctx context.Context) (*client.ContactList, error)
+	Participants(ctx context.Context, sessionID string) (*client.ParticipantList, error)
+	CreateSchedule(ctx context.Context, req client.CreateScheduleRequest) (*client.Schedule, error)
+	ListSchedules(ctx context.Context) (*client.ScheduleList, error)
+	UpdateSchedule(ctx context.Context, id string, req client.UpdateScheduleRequest) (*client.Schedule, error)
+	DeleteSchedule(ctx context.Context, id string) error
+}
+
+var _ Gateway = (*client.Client)(nil)
+
+// Version is reported in the MCP initialize answer.
+const Version = "1.0.0"
+
+// Options configures a Server.
+type Options struct {
+	// Config is the environment-derived configuration.
+	Config Config
+	// Gateway is the gateway client (agent key). Required.
+	Gateway Gateway
+	// Connect builds a gateway client for connect_to_server; nil uses
+	// client.New with the key as Bearer token.
+	Connect func(gatewayURL, agentKey string) Gateway
+	// Protected is the protected-path list; nil protects nothing beyond
+	// what Config.ProtectedPrefixes gives (resolved at New).
+	Protected *ProtectedPaths
+	// Gate overrides the execution gate (tests); nil builds one from Config.
+	Gate *Gate
+	// Log receives the server's log lines (never stdout: that is the
+	// protocol). nil: slog.Default().
+	Log *slog.Logger
+}
+
+// Server is one MCP tool server: the registered tools over one gateway.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	connect   func(string, string) Gateway
+	protected *ProtectedPaths
+	gate      *Gate
+	mcp       *mcp.Server
+
+	mu sync.RWMutex
+	gw Gateway
+
+	names []string
+}
+
+// New builds the server and registers every tool. The tool count is the
+// number of registrations (ToolNames), never a written-down number.
+func New(opts Options) (*Server, error) {
+	if opts.Gateway == nil {
+		return nil, errors.New("mcptools: Options.Gateway is required")
+	}
+	s := &Server{
+		cfg:       opts.Config,
+		log:       opts.Log,
+		connect:   opts.Connect,
+		protected: opts.Protected,
+		gate:      opts.Gate,
+		gw:        opts.Gateway,
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.connect == nil {
+		s.connect = func(u, k string) Gateway { return client.New(u, client.WithToken(k)) }
+	}
+	if s.protected == nil {
+		pp, err := NewProtectedPaths(s.cfg.Workspace, s.cfg.ProtectedPrefixes("", "")...)
+		if err != nil {
+			return nil, err
+		}
+		s.protected = pp
+	}
+	if s.gate == nil {
+		s.gate = &Gate{
+			API:       gateAPI{s},
+			Tier:      s.cfg.Tier,
+			SessionID: s.cfg.SessionID,
+			Scope:     s.cfg.Workspace,
+			Wait:      s.cfg.PermissionWait,
+			Log:       s.log,
+		}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentmail", Version: Version}, &mcp.ServerOptions{
+		Logger:       s.log,
+		Capabilities: &mcp.ServerCapabilities{},
+		Instructions: "AgentMail: mail with people and other agents. read_inbox shows new mail; send_mail with reply_to answers. run_command and write_file act on this machine and may need a person's approval by mail.",
+	})
+	s.registerAll()
+	return s, nil
+}
+
+// gateAPI lets the gate follow a gateway switched by connect_to_server.
+type gateAPI struct{ s *Server }
+
+func (g gateAPI) RequestPermission(ctx context.Context, req client.PermissionRequest) (*client.Permission, error) {
+	return g.s.gateway().RequestPermission(ctx, req)
+}
+
+func (g gateAPI) GetPermission(ctx context.Context, mailID string) (*client.Permission, error) {
+	return g.s.gateway().GetPermission(ctx, mailID)
+}
+
+func (g gateAPI) Grants(ctx context.Context, tool, scope string) (*client.GrantList, error) {
+	return g.s.gateway().Grants(ctx, tool, scope)
+}
+
+func (s *Server) gateway() Gateway {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.gw
+}
+
+func (s *Server) setGateway(gw Gateway) {
+	s.mu.Lock()
+	s.gw = gw
+	s.mu.Unlock()
+}
+
+// ToolNames returns the names of the registered tools, sorted.
+func (s *Server) ToolNames() []string {
+	out := append([]string(nil), s.names...)
+	sort.Strings(out)
+	return out
+}
+
+// MCP returns the underlying SDK server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// toolFunc is the body of one tool: the text for the model, or an error
+// that becomes a tool error (isError) with the gateway's error and
+// suggestion, never a success.
+type toolFunc func(ctx context.Context, a args) (string, error)
+
+// add registers one tool. Every tool goes through here, so the count of
+// registrations is the tool count.
+func (s *Server) add(name, description string, schema map[string]any, fn toolFunc) {
+	s.names = append(s.names, name)
+	tool := &mcp.Tool{Name: name, Description: description, InputSchema: schema}
+	s.mcp.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := parseArgs(req.Params.Arguments)
+		var text string
+		if err == nil {
+			text, err = fn(ctx, a)
+		}
+		if err != nil {
+			s.log.Info("tool error", "tool", name, "session_id", s.cfg.SessionID, "err", err)
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ErrorText(name, err)}}}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	})
+}
+
+// ErrorText renders a tool failure for the model: a refusal of the gate, a
+// gateway error with its code, field and suggestion (W-9), a bad argument,
+// or any other failure, each prefixed with the tool name.
+func ErrorText(tool string, err error) string {
+	var ref *Refusal
+	if errors.As(err, &ref) {
+		return fmt.Sprintf("%s refused: %s\n", tool, ref.Reason)
+	}
+	if ae := client.AsAPIError(err); ae != nil {
+		return fmt.Sprintf("%s failed.\n%s", tool, RenderAPIError(ae))
+	}
+	var aerr *argError
+	if errors.As(err, &aerr) {
+		return fmt.Sprintf("%s: bad arguments: %s\n", tool, aerr.msg)
+	}
+	return fmt.Sprintf("%s failed: %v\n", tool, err)
+}
+
+// Run serves the MCP protocol on t until the peer closes it or ctx ends.
+// An unknown method answers JSON-RPC "method not found"; in particular
+// `server/discover`, which Claude Code sends before initialize, is answered
+// so by DiscoverGuard before the SDK sees it.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	s.log.Info("agentmail mcp: tools registered", "count", len(s.names), "tools", s.ToolNames(),
+		"tier", string(s.cfg.Tier), "workspace", s.cfg.Workspace,
+		"gateway", s.cfg.GatewayURL, "protected", s.protected.Prefixes())
+	return s.mcp.Run(ctx, &DiscoverGuard{Transport: t})
+}
+
+// DiscoverGuard wraps a transport and answers every `server/discover`
+// request itself with JSON-RPC error -32601 "method not found". Claude Code
+// probes with server/discover (protocol 2026-07-28) before initialize and
+// falls back to initialize (2025-11-25) on "method not found"; the SDK
+// would otherwise accept the probe and switch to the new sessionless
+// protocol, which the platforms do not speak reliably yet.
+type DiscoverGuard struct {
+	Transport mcp.Transport
+}
+
+// Connect implements mcp.Transport.
+func (g *DiscoverGuard) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := g.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &discoverConn{Connection: c}, nil
+}
+
+type discoverConn struct {
+	mcp.Connection
+}
+
+// MethodServerDiscover is the probe method answered with "method not found".
+const MethodServerDiscover = "server/discover"
+
+func (c *discoverConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.Method != MethodServerDiscover {
+			return msg, nil
+		}
+		if !req.IsCall() {
+			continue // a notification gets no answer
+		}
+		resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{
+			Code:    jsonrpc.CodeMethodNotFound,
+			Message: "method not found: " + MethodServerDiscover,
+		}}
+		if err := c.Connection.Write(ctx, resp); err != nil {
+			return nil, err
+		}
+	}
+}
