@@ -1,0 +1,251 @@
+// Package cli is the command-line client for people: `agentmail login`,
+// `send`, `inbox`, `show`, `tree`, `approve`, `deny`, `watch`, `keys` and
+// `logout`. Every command talks to the gateway through the public Go client
+// (package client) with the user key that `agentmail login` stored, exactly
+// as any third-party program could.
+//
+// Output is human-readable by default; --json prints the API's own JSON
+// shapes for scripts. Exit codes are stable (see the Exit* constants), and
+// an error prints the gateway's message, the field at fault and its
+// suggestion.
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes of the people's commands; scripts may rely on them.
+const (
+	ExitOK       = 0 // success
+	ExitError    = 1 // any other failure: network, server fault, bad answer
+	ExitUsage    = 2 // wrong flags or arguments; nothing was sent
+	ExitNotFound = 3 // the gateway answered 404 (unknown id, alias or name)
+	ExitConflict = 4 // the gateway answered 409 (e.g. already decided)
+	ExitAuth     = 5 // not logged in, or the gateway answered 401/403
+)
+
+// exitCodesHelp is appended to every command's long help.
+const exitCodesHelp = `
+Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict,
+5 not logged in / key refused (401, 403).`
+
+// Error is a command failure with the exit status it maps to. The cmd
+// package's main prints Error() and exits with ExitCode().
+type Error struct {
+	Code int    // one of the Exit* constants
+	Msg  string // what failed, e.g. "send"; may be empty
+	Err  error  // the cause; may be nil when Msg says it all
+}
+
+// Error gives "<msg>: <cause>"; a gateway error shows its message and
+// code, then the field and suggestion on their own lines.
+func (e *Error) Error() string {
+	var cause string
+	if api := client.AsAPIError(e.Err); api != nil {
+		cause = api.Message()
+		if api.Code() != "" {
+			cause += " (" + api.Code() + ")"
+		}
+		if api.Field() != "" {
+			cause += "\n  field: " + api.Field()
+		}
+		if api.Suggestion() != "" {
+			cause += "\n  suggestion: " + api.Suggestion()
+		}
+		if api.RetryAfter > 0 {
+			cause += "\n  retry after: " + api.RetryAfter.String()
+		}
+	} else if e.Err != nil {
+		cause = e.Err.Error()
+	}
+	switch {
+	case e.Msg == "":
+		return cause
+	case cause == "":
+		return e.Msg
+	}
+	return e.Msg + ": " + cause
+}
+
+// ExitCode returns the process exit status for this error.
+func (e *Error) ExitCode() int { return e.Code }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode maps any error returned by a command to its exit status: the
+// Code of an *Error, ExitOK for nil, ExitError otherwise.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ExitError
+}
+
+// usageErr is a usage error (exit 2): nothing was sent.
+func usageErr(format string, args ...any) error {
+	return &Error{Code: ExitUsage, Msg: fmt.Sprintf(format, args...)}
+}
+
+// apiErr wraps a failure of a gateway call made for what, choosing the exit
+// status from the answer's HTTP status.
+func apiErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	code := ExitError
+	switch client.StatusOf(err) {
+	case http.StatusNotFound:
+		code = ExitNotFound
+	case http.StatusConflict:
+		code = ExitConflict
+	case http.StatusUnauthorized, http.StatusForbidden:
+		code = ExitAuth
+	}
+	return &Error{Code: code, Msg: what, Err: err}
+}
+
+// Env is what the commands use of the outside world; tests replace it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads an environment variable (AGENTMAIL_CONFIG, AGENTMAIL_URL,
+	// AGENTMAIL_USER_KEY).
+	Getenv func(string) string
+	// Hostname names this machine in the label of the key login creates.
+	Hostname func() (string, error)
+	// UserConfigDir is the base of the default config path.
+	UserConfigDir func() (string, error)
+	// StdinIsTerminal tells whether Stdin is an interactive terminal.
+	StdinIsTerminal func() bool
+	// ReadPassword reads a password from the terminal without echo.
+	ReadPassword func() (string, error)
+	// HTTPClient, when set, carries every request (tests).
+	HTTPClient *http.Client
+
+	once   sync.Once
+	reader *bufio.Reader
+}
+
+// DefaultEnv returns the environment of the running process.
+func DefaultEnv() *Env {
+	return &Env{
+		Stdin:         os.Stdin,
+		Stdout:        os.Stdout,
+		Stderr:        os.Stderr,
+		Getenv:        os.Getenv,
+		Hostname:      os.Hostname,
+		UserConfigDir: os.UserConfigDir,
+		StdinIsTerminal: func() bool {
+			return term.IsTerminal(int(os.Stdin.Fd()))
+		},
+		ReadPassword: func() (string, error) {
+			b, err := term.ReadPassword(int(os.Stdin.Fd()))
+			return string(b), err
+		},
+	}
+}
+
+// in returns the one buffered reader over Stdin shared by prompts and body
+// reading, so no input is lost between them.
+func (e *Env) in() *bufio.Reader {
+	e.once.Do(func() { e.reader = bufio.NewReader(e.Stdin) })
+	return e.reader
+}
+
+func (e *Env) isTerminal() bool { return e.StdinIsTerminal != nil && e.StdinIsTerminal() }
+
+// readLine reads one line of Stdin without its line end; io.EOF only when
+// nothing at all was left.
+func (e *Env) readLine() (string, error) {
+	line, err := e.in().ReadString('\n')
+	if err == io.EOF && line != "" {
+		err = nil
+	}
+	return strings.TrimRight(line, "\r\n"), err
+}
+
+// printJSON writes v as indented JSON on Stdout.
+func (e *Env) printJSON(v any) error {
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Commands returns the people's commands, ready to be added to the root
+// command: login, logout, send, inbox, show, tree, approve, deny, watch and
+// keys.
+func Commands(env *Env) []*cobra.Command {
+	return []*cobra.Command{
+		NewLoginCommand(env), NewLogoutCommand(env), NewSendCommand(env), NewInboxCommand(env),
+		NewShowCommand(env), NewTreeCommand(env), NewApproveCommand(env), NewDenyCommand(env),
+		NewWatchCommand(env), NewKeysCommand(env),
+	}
+}
+
+// setup gives a command the shared conventions: flag errors are usage errors
+// (exit 2), usage is not printed on a gateway error, exit codes are in the
+// help.
+func setup(cmd *cobra.Command) *cobra.Command {
+	cmd.Long = strings.TrimSpace(cmd.Long) + "\n" + exitCodesHelp
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &Error{Code: ExitUsage, Msg: cmdName(c), Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	cmd.SilenceUsage = true
+	return cmd
+}
+
+// exactArgs is cobra.ExactArgs returning a usage error (exit 2).
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s: want %s, got %d argument(s) (see %s --help)", cmdName(cmd), names, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// noArgs refuses positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) != 0 {
+		return usageErr("%s takes no arguments, got %q (see %s --help)", cmdName(cmd), args, cmd.CommandPath())
+	}
+	return nil
+}
+
+// cmdName is the command path without the program name ("keys create").
+func cmdName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// newClient returns a client for the stored login (or the AGENTMAIL_URL and
+// AGENTMAIL_USER_KEY variables), or an ExitAuth error telling to log in.
+func (e *Env) newClient() (*client.Client, *Config, error) {
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []client.Option{client.WithToken(cfg.Token), client.WithUserAgent("agentmail-cli/1")}
+	if e.HTTPClient != nil {
+		opts = append(opts, client.WithHTTPClient(e.HTTPClient))
+	}
+	return client.New(cfg.URL, opts...), cfg, nil
+}

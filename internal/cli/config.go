@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is what `agentmail login` stores: the gateway and the user key of
+// this command-line client. The file holds a secret and is written with
+// mode 0600 in a 0700 directory.
+type Config struct {
+	URL      string `json:"url"`                // gateway root, e.g. "http://127.0.0.1:8080"
+	Token    string `json:"token"`              // the user key
+	Username string `json:"username,omitempty"` // whose key it is
+	KeyID    string `json:"key_id,omitempty"`   // to revoke it at logout
+}
+
+// ConfigPath returns where the login is stored: $AGENTMAIL_CONFIG, else
+// <user config dir>/agentmail/cli.json (os.UserConfigDir: ~/.config on
+// Linux).
+func (e *Env) ConfigPath() (string, error) {
+	if p := e.Getenv("AGENTMAIL_CONFIG"); p != "" {
+		return p, nil
+	}
+	dir, err := e.UserConfigDir()
+	if err != nil {
+		return "", &Error{Code: ExitError, Msg: "find the user config directory (set AGENTMAIL_CONFIG to a file path instead)", Err: err}
+	}
+	return filepath.Join(dir, "agentmail", "cli.json"), nil
+}
+
+// loadConfig reads the stored login; AGENTMAIL_URL and AGENTMAIL_USER_KEY
+// override (or replace) its url and token. Without either, the error is
+// ExitAuth and tells to run `agentmail login`.
+func (e *Env) loadConfig() (*Config, error) {
+	cfg := &Config{}
+	path, err := e.ConfigPath()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(raw, cfg); err != nil {
+			return nil, &Error{Code: ExitError, Msg: fmt.Sprintf("read %s (fix or delete it, then run `agentmail login`)", path), Err: err}
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, &Error{Code: ExitError, Msg: "read " + path, Err: err}
+	}
+	if u := e.Getenv("AGENTMAIL_URL"); u != "" {
+		cfg.URL = u
+	}
+	if k := e.Getenv("AGENTMAIL_USER_KEY"); k != "" {
+		cfg.Token = k
+	}
+	if cfg.URL == "" || cfg.Token == "" {
+		return nil, &Error{Code: ExitAuth, Msg: fmt.Sprintf("not logged in (no key in %s): run `agentmail login`, or set AGENTMAIL_URL and AGENTMAIL_USER_KEY", path)}
+	}
+	return cfg, nil
+}
+
+// saveConfig writes cfg atomically with mode 0600 (directory 0700).
+func (e *Env) saveConfig(cfg *Config) (string, error) {
+	path, err := e.ConfigPath()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", &Error{Code: ExitError, Msg: "create the config directory", Err: err}
+	}
+	raw, _ := json.MarshalIndent(cfg, "", "  ")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cli-*.json")
+	if err != nil {
+		return "", &Error{Code: ExitError, Msg: "write " + path, Err: err}
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	werr := tmp.Chmod(0o600) // CreateTemp already uses 0600; say it anyway
+	if werr == nil {
+		_, werr = tmp.Write(append(raw, '\n'))
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		return "", &Error{Code: ExitError, Msg: "write " + path, Err: werr}
+	}
+	return path, nil
+}
+
+// readStoredConfig reads the stored file only (no environment overrides);
+// nil when there is none or it is unreadable.
+func (e *Env) readStoredConfig() *Config {
+	path, err := e.ConfigPath()
+	if err != nil {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var cfg Config
+	if json.Unmarshal(raw, &cfg) != nil {
+		return nil
+	}
+	return &cfg
+}
+
+// shortToken shows the start of a token, never the whole secret.
+func shortToken(tok string) string {
+	tok = strings.TrimSpace(tok)
+	if len(tok) <= 8 {
+		return "…"
+	}
+	return tok[:8] + "…"
+}

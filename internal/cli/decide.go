@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/spf13/cobra"
+)
+
+// NewApproveCommand returns `agentmail approve ID [--always] [--note ...]`:
+// decides the permission request ID with "approve", or "always" which also
+// stores a grant for that agent, tool and scope
+// (POST /api/v1/me/permission/{mail_id}/decide). A request already decided
+// is exit 4 (409, first decision wins).
+func NewApproveCommand(env *Env) *cobra.Command {
+	var always, asJSON bool
+	var note string
+	cmd := &cobra.Command{
+		Use:   "approve ID [--always] [--note TEXT]",
+		Short: "Approve a permission request",
+		Long:  `Approve the permission request ID (the id of the request mail). --always also allows this agent the same tool in the same scope from now on (a grant, listed and revoked on the web page). The first decision wins: a request decided before exits with 4.`,
+		Args:  exactArgs(1, "one permission request id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			decision := "approve"
+			if always {
+				decision = "always"
+			}
+			return env.decide(cmd, args[0], client.DecideRequest{Decision: decision, Note: note}, asJSON)
+		},
+		ValidArgsFunction: env.completePending,
+	}
+	cmd.Flags().BoolVar(&always, "always", false, "always allow this tool in this scope (stores a grant)")
+	cmd.Flags().StringVar(&note, "note", "", "note for the agent")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Permission JSON")
+	return setup(cmd)
+}
+
+// NewDenyCommand returns `agentmail deny ID [--note ...]`: decides the
+// permission request ID with "deny".
+func NewDenyCommand(env *Env) *cobra.Command {
+	var asJSON bool
+	var note string
+	cmd := &cobra.Command{
+		Use:   "deny ID [--note TEXT]",
+		Short: "Deny a permission request",
+		Long:  `Deny the permission request ID (the id of the request mail); the note tells the agent why or what to do instead. The first decision wins: a request decided before exits with 4.`,
+		Args:  exactArgs(1, "one permission request id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return env.decide(cmd, args[0], client.DecideRequest{Decision: "deny", Note: note}, asJSON)
+		},
+		ValidArgsFunction: env.completePending,
+	}
+	cmd.Flags().StringVar(&note, "note", "", "note for the agent")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Permission JSON")
+	return setup(cmd)
+}
+
+// decide sends one decision and prints the resulting state.
+func (env *Env) decide(cmd *cobra.Command, id string, req client.DecideRequest, asJSON bool) error {
+	c, _, err := env.newClient()
+	if err != nil {
+		return err
+	}
+	p, err := c.Decide(cmd.Context(), id, req)
+	if err != nil {
+		return apiErr(req.Decision+" "+id, err)
+	}
+	if asJSON {
+		return env.printJSON(p)
+	}
+	verdict := "Denied"
+	if p.Approved {
+		verdict = "Approved"
+		if p.Always {
+			verdict = "Always allowed"
+		}
+	}
+	what := p.Question
+	if p.Tool != "" {
+		what = p.Tool + ": " + what
+	}
+	fmt.Fprintf(env.Stdout, "%s %s (%s)\n", verdict, id, oneLine(what, 100))
+	if p.AgentName != "" {
+		fmt.Fprintf(env.Stdout, "Agent %s is told", p.AgentName)
+		if p.DecisionMailID != "" {
+			fmt.Fprintf(env.Stdout, " by mail %s", p.DecisionMailID)
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+// completePending offers the ids of pending permission requests.
+func (env *Env) completePending(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, _, err := env.newClient()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := c.MePermissions(cmd.Context(), "pending")
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, p := range list.Permissions {
+		if strings.HasPrefix(p.MailID, toComplete) {
+			out = append(out, p.MailID+"\t"+p.AgentName+": "+oneLine(p.Question, 40))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/spf13/cobra"
+)
+
+// NewKeysCommand returns `agentmail keys list|create|revoke`: the person's
+// own user keys (/api/v1/me/keys).
+func NewKeysCommand(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keys list|create|revoke",
+		Short: "List, create and revoke your user keys",
+		Long:  `Manage your user keys: the Bearer tokens third-party clients and scripts use to act as you.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErr("keys: say list, create or revoke; see agentmail keys --help")
+		},
+	}
+	// Subcommands must refuse unknown words with a usage error, not run the
+	// parent: cobra only reports unknown subcommands for the root.
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErr("keys: unknown subcommand %q; say list, create or revoke", args[0])
+		}
+		return nil
+	}
+	cmd.AddCommand(newKeysListCommand(env), newKeysCreateCommand(env), newKeysRevokeCommand(env))
+	return setup(cmd)
+}
+
+func newKeysListCommand(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List your user keys",
+		Long:  `List your user keys (GET /api/v1/me/keys). Tokens are never shown again, only their first characters; the key this command-line client uses is marked with "*".`,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, cfg, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListUserKeys(cmd.Context())
+			if err != nil {
+				return apiErr("keys list", err)
+			}
+			if asJSON {
+				if list.Keys == nil {
+					list.Keys = []client.KeyInfo{}
+				}
+				return env.printJSON(list)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, " \tKEY ID\tLABEL\tLIFECYCLE\tPREFIX\tCREATED\tLAST USED\tSTATE")
+			for _, k := range list.Keys {
+				mark := " "
+				if k.KeyID == cfg.KeyID {
+					mark = "*"
+				}
+				last := "never"
+				if k.LastUsedAt != nil {
+					last = timeText(*k.LastUsedAt)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, k.KeyID, k.Label, lifecycleText(k), k.Prefix, timeText(k.CreatedAt), last, keyState(k))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's KeyList JSON")
+	return setup(cmd)
+}
+
+func lifecycleText(k client.KeyInfo) string {
+	if k.Lifecycle == client.LifecycleTimed && k.ExpiresAt != nil {
+		return "timed until " + timeText(*k.ExpiresAt)
+	}
+	return k.Lifecycle
+}
+
+func keyState(k client.KeyInfo) string {
+	switch {
+	case k.Active:
+		return "active"
+	case k.RevokedAt != nil:
+		return "revoked"
+	case k.ExpiresAt != nil && !k.ExpiresAt.After(time.Now()):
+		return "expired"
+	case k.Lifecycle == client.LifecycleOneTime:
+		return "used"
+	}
+	return "inactive"
+}
+
+func newKeysCreateCommand(env *Env) *cobra.Command {
+	var label, lifecycle, expires string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create --label TEXT [--lifecycle permanent|one_time|timed] [--expires 24h|RFC3339]",
+		Short: "Create a user key (the token is shown once)",
+		Long: `Create a user key for a script or another client (POST /api/v1/me/keys).
+The token is printed this once only. --expires (a duration such as 24h or an
+RFC 3339 time) makes a timed key; one_time keys die after their first use.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(label) == "" {
+				return usageErr("keys create: --label is required (what the key is for)")
+			}
+			req := client.CreateUserKeyRequest{Label: label, Lifecycle: lifecycle}
+			if expires != "" {
+				t, err := parseExpiry(expires, time.Now())
+				if err != nil {
+					return usageErr("keys create: --expires %q: %v", expires, err)
+				}
+				req.ExpiresAt = &t
+				if !cmd.Flags().Changed("lifecycle") {
+					req.Lifecycle = client.LifecycleTimed
+				}
+			}
+			switch req.Lifecycle {
+			case client.LifecyclePermanent, client.LifecycleOneTime:
+				if req.ExpiresAt != nil {
+					return usageErr("keys create: --expires only goes with --lifecycle timed")
+				}
+			case client.LifecycleTimed:
+				if req.ExpiresAt == nil {
+					return usageErr("keys create: --lifecycle timed needs --expires")
+				}
+			default:
+				return usageErr("keys create: --lifecycle must be permanent, one_time or timed, got %q", req.Lifecycle)
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			key, err := c.CreateUserKey(cmd.Context(), req)
+			if err != nil {
+				return apiErr("keys create", err)
+			}
+			if asJSON {
+				return env.printJSON(key)
+			}
+			fmt.Fprintf(env.Stdout, "Created key %s (%s, %s)\n", key.KeyID, label, req.Lifecycle)
+			fmt.Fprintf(env.Stdout, "Token (shown once, store it now): %s\n", key.KeyToken)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&label, "label", "", "what the key is for")
+	cmd.Flags().StringVar(&lifecycle, "lifecycle", client.LifecyclePermanent, "permanent, one_time or timed")
+	cmd.Flags().StringVar(&expires, "expires", "", "expiry of a timed key: a duration (24h) or an RFC 3339 time")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's CreatedKey JSON")
+	return setup(cmd)
+}
+
+// parseExpiry reads a duration from now or an RFC 3339 time in the future.
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("the duration must be positive")
+		}
+		return now.Add(d).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("give a duration like 24h or a time like 2026-12-31T18:00:00Z")
+	}
+	if !t.After(now) {
+		return time.Time{}, fmt.Errorf("the time is in the past")
+	}
+	return t.UTC(), nil
+}
+
+func newKeysRevokeCommand(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "revoke KEY_ID",
+		Short: "Revoke one of your user keys",
+		Long:  `Revoke one of your user keys (DELETE /api/v1/me/keys/{key_id}); requests with it fail from now on. Revoking the key this client uses logs it out.`,
+		Args:  exactArgs(1, "one key id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, cfg, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteUserKey(cmd.Context(), args[0]); err != nil {
+				return apiErr("keys revoke "+args[0], err)
+			}
+			fmt.Fprintf(env.Stdout, "Revoked key %s\n", args[0])
+			if args[0] == cfg.KeyID {
+				fmt.Fprintln(env.Stdout, "That was the key of this client; run agentmail login again.")
+			}
+			return nil
+		},
+	}
+	return setup(cmd)
+}

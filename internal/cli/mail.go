@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/spf13/cobra"
+)
+
+// NewSendCommand returns `agentmail send`: uploads each --attach file as a
+// stream (POST /api/v1/me/attachments; "-" reads the attachment from stdin),
+// then sends the mail (POST /api/v1/me/mail/send). The body is --body, else
+// all of stdin.
+func NewSendCommand(env *Env) *cobra.Command {
+	var (
+		to, subject, body, replyTo, alias, stdinName string
+		cc, attach                                   []string
+		budget                                       int
+		asJSON                                       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "send --to ADDRESS --subject TEXT [--body TEXT | < body] [--attach FILE]...",
+		Short: "Send a mail",
+		Long: `Send a mail as yourself.
+
+The address is name@path.session: "claude@/srv/app" writes to the default
+session of agent claude in /srv/app, "claude@/srv/app.new" opens a new session,
+"claude@/srv/app.fix-imports" continues the session with that alias; a bare
+name writes to a person. Without --body the body is read from stdin.
+"--attach -" reads one attachment from stdin (name it with --stdin-name); the
+body must then be given with --body.
+
+  agentmail send --to claude@/srv/app.new --subject "Fix the build" --body "make test fails"
+  git diff | agentmail send --to claude@/srv/app --subject review --body "see diff" --attach - --stdin-name diff.patch`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if strings.TrimSpace(to) == "" {
+				return usageErr("send: --to is required (name@path.session, or a person's name)")
+			}
+			if strings.TrimSpace(subject) == "" {
+				return usageErr("send: --subject is required")
+			}
+			stdinAttach := 0
+			for _, a := range attach {
+				if a == "-" {
+					stdinAttach++
+				}
+			}
+			if stdinAttach > 1 {
+				return usageErr("send: only one --attach may read stdin")
+			}
+			bodySet := cmd.Flags().Changed("body")
+			if stdinAttach == 1 && !bodySet {
+				return usageErr("send: stdin carries the attachment (--attach -); give the body with --body")
+			}
+			for _, a := range attach {
+				if a == "-" {
+					continue
+				}
+				if st, err := os.Stat(a); err != nil {
+					return usageErr("send: --attach %s: %v", a, err)
+				} else if st.IsDir() {
+					return usageErr("send: --attach %s is a directory; attach files", a)
+				}
+			}
+			var budgetPtr *int
+			if cmd.Flags().Changed("budget") {
+				if budget < 0 {
+					return usageErr("send: --budget must be 0 (unlimited) or more, got %d", budget)
+				}
+				budgetPtr = client.Int(budget)
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			if !bodySet {
+				if env.isTerminal() {
+					fmt.Fprintln(env.Stderr, "Type the body, end with Ctrl-D:")
+				}
+				raw, err := io.ReadAll(env.in())
+				if err != nil {
+					return &Error{Code: ExitError, Msg: "send: read the body from stdin", Err: err}
+				}
+				body = string(raw)
+			}
+
+			req := client.SendMailRequest{
+				To: to, Cc: strings.Join(cc, ", "), Subject: subject, Body: body,
+				ReplyTo: replyTo, SessionAlias: alias, RoundBudget: budgetPtr,
+			}
+			var uploaded []client.Attachment
+			for _, a := range attach {
+				var att *client.Attachment
+				if a == "-" {
+					att, err = c.MeUploadAttachment(ctx, stdinName, env.in())
+				} else {
+					f, ferr := os.Open(a)
+					if ferr != nil {
+						return &Error{Code: ExitError, Msg: "send: open " + a, Err: ferr}
+					}
+					att, err = c.MeUploadAttachment(ctx, filepath.Base(a), f)
+					f.Close()
+				}
+				if err != nil {
+					return apiErr("send: upload "+a, err)
+				}
+				uploaded = append(uploaded, *att)
+				req.AttachmentIDs = append(req.AttachmentIDs, att.AttachmentID)
+			}
+			res, err := c.MeSend(ctx, req)
+			if err != nil {
+				return apiErr("send", err)
+			}
+			if asJSON {
+				return env.printJSON(struct {
+					*client.SendMailResponse
+					Attachments []client.Attachment `json:"attachments"`
+				}{res, append([]client.Attachment{}, uploaded...)})
+			}
+			session := res.SessionAlias
+			if session == "" {
+				session = res.SessionID
+			}
+			fmt.Fprintf(env.Stdout, "Sent %s to %s\n", res.MailID, to)
+			state := "existing session"
+			if res.NewSession {
+				state = "new session"
+			}
+			fmt.Fprintf(env.Stdout, "Session %s (%s, budget %s)\n", session, state, budgetText(res.BudgetRemaining, res.BudgetMax))
+			for _, a := range uploaded {
+				fmt.Fprintf(env.Stdout, "Attached %s (%s) as %s\n", a.Filename, sizeText(a.Size), a.AttachmentID)
+			}
+			if res.Status != "" && res.Status != "sent" {
+				fmt.Fprintf(env.Stdout, "Status: %s\n", res.Status)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&to, "to", "", "recipient address (name@path.session or a person's name)")
+	f.StringArrayVar(&cc, "cc", nil, "copy to this address (repeatable, or comma-separated)")
+	f.StringVar(&subject, "subject", "", "subject line")
+	f.StringVar(&body, "body", "", "body text in Markdown (default: read stdin)")
+	f.StringArrayVar(&attach, "attach", nil, "attach this file; - reads it from stdin (repeatable)")
+	f.StringVar(&stdinName, "stdin-name", "stdin.txt", "file name of the attachment read from stdin")
+	f.IntVar(&budget, "budget", 0, "round budget of a new session (0 = unlimited; default: the agent's)")
+	f.StringVar(&replyTo, "reply-to", "", "id of the mail this answers")
+	f.StringVar(&alias, "alias", "", "alias for the new session")
+	f.BoolVar(&asJSON, "json", false, "print the answer as JSON")
+	return setup(cmd)
+}
+
+// NewInboxCommand returns `agentmail inbox`: unread mails by default, all
+// with --all (GET /api/v1/me/mail/inbox), newest first. Nothing is marked
+// read.
+func NewInboxCommand(env *Env) *cobra.Command {
+	var all, asJSON bool
+	var limit int
+	var cursor string
+	cmd := &cobra.Command{
+		Use:   "inbox [--all] [--json]",
+		Short: "List received mail (unread unless --all)",
+		Long:  `List your received mail, newest first: unread mail only, or all of it with --all. Listing marks nothing read; "agentmail show ID" does.`,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return usageErr("inbox: --limit must be positive")
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			q := client.InboxQuery{Status: "unread", Limit: limit, MarkRead: client.Bool(false), Cursor: cursor}
+			if all {
+				q.Status = "all"
+			}
+			list, err := c.MeInbox(cmd.Context(), q)
+			if err != nil {
+				return apiErr("inbox", err)
+			}
+			if asJSON {
+				if list.Mails == nil {
+					list.Mails = []client.Mail{}
+				}
+				return env.printJSON(list)
+			}
+			if len(list.Mails) == 0 {
+				if all {
+					fmt.Fprintln(env.Stdout, "No mail.")
+				} else {
+					fmt.Fprintln(env.Stdout, "No unread mail.")
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, " \tID\tDATE\tFROM\tSUBJECT")
+			for _, m := range list.Mails {
+				mark := " "
+				if !m.Read {
+					mark = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, m.MailID, timeText(m.CreatedAt), m.FromName, mailSubject(m))
+			}
+			tw.Flush()
+			fmt.Fprintf(env.Stdout, "%d unread\n", list.Unread)
+			if list.NextCursor != "" {
+				more := "agentmail inbox --cursor " + list.NextCursor
+				if all {
+					more = "agentmail inbox --all --cursor " + list.NextCursor
+				}
+				fmt.Fprintf(env.Stdout, "More: %s\n", more)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "list read mail too")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's MailList JSON")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many mails (default: the gateway's, 50)")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page")
+	return setup(cmd)
+}
+
+// NewShowCommand returns `agentmail show ID`: the whole mail
+// (GET /api/v1/me/mail/{id}), marked read afterwards unless --keep-unread;
+// --save DIR downloads its attachments.
+func NewShowCommand(env *Env) *cobra.Command {
+	var asJSON, keepUnread bool
+	var saveDir string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one mail and mark it read",
+		Long:  `Show one mail of your mailbox with its headers, attachments and, for a permission request, its state. The mail is marked read unless --keep-unread. --save DIR downloads the attachments into DIR.`,
+		Args:  exactArgs(1, "one mail id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			m, err := c.MeGetMail(ctx, args[0])
+			if err != nil {
+				return apiErr("show "+args[0], err)
+			}
+			if !keepUnread && !m.Read && m.Role != "" {
+				if _, err := c.MeMarkRead(ctx, client.MarkReadRequest{MailIDs: []string{m.MailID}}); err != nil {
+					return apiErr("show: mark "+m.MailID+" read", err)
+				}
+			}
+			var saved []string
+			if saveDir != "" {
+				for _, a := range m.Attachments {
+					p, err := env.saveAttachment(cmd, c, a, saveDir)
+					if err != nil {
+						return err
+					}
+					saved = append(saved, p)
+				}
+			}
+			if asJSON {
+				return env.printJSON(m)
+			}
+			printMail(env.Stdout, m)
+			for _, p := range saved {
+				fmt.Fprintf(env.Stdout, "Saved %s\n", p)
+			}
+			return nil
+		},
+		ValidArgsFunction: env.completeMailIDs,
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Mail JSON")
+	cmd.Flags().BoolVar(&keepUnread, "keep-unread", false, "do not mark the mail read")
+	cmd.Flags().StringVar(&saveDir, "save", "", "download the attachments into this directory")
+	return setup(cmd)
+}
+
+// saveAttachment streams one attachment into dir under its own base name,
+// refusing to overwrite an existing file.
+func (env *Env) saveAttachment(cmd *cobra.Command, c *client.Client, a client.Attachment, dir string) (string, error) {
+	rc, _, err := c.MeDownloadAttachment(cmd.Context(), a.AttachmentID)
+	if err != nil {
+		return "", apiErr("download "+a.AttachmentID, err)
+	}
+	defer rc.Close()
+	name := filepath.Base(filepath.Clean("/" + a.Filename))
+	if name == "/" || name == "." {
+		name = a.AttachmentID
+	}
+	p := filepath.Join(dir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", &Error{Code: ExitError, Msg: "save " + a.Filename + " (remove the existing file or choose another --save directory)", Err: err}
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return "", &Error{Code: ExitError, Msg: "save " + p, Err: err}
+	}
+	if err := f.Close(); err != nil {
+		return "", &Error{Code: ExitError, Msg: "save " + p, Err: err}
+	}
+	return p, nil
+}
+
+// NewTreeCommand returns `agentmail tree ID`: the conversation tree around
+// the mail (GET /api/v1/me/mail/{id}/tree), indented by depth, the mail
+// itself marked with ">".
+func NewTreeCommand(env *Env) *cobra.Command {
+	var asJSON bool
+	var before, after int
+	cmd := &cobra.Command{
+		Use:   "tree ID",
+		Short: "Show the conversation tree around a mail",
+		Long:  `Show the conversation tree a mail belongs to (replies and forwards across sessions), indented by depth; the mail itself is marked with ">".`,
+		Args:  exactArgs(1, "one mail id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if before < 0 || after < 0 {
+				return usageErr("tree: --before and --after must not be negative")
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			tree, err := c.MeTree(cmd.Context(), args[0], client.TreeQuery{Before: before, After: after})
+			if err != nil {
+				return apiErr("tree "+args[0], err)
+			}
+			if asJSON {
+				return env.printJSON(tree)
+			}
+			if tree.HasBefore {
+				fmt.Fprintln(env.Stdout, "  … earlier mails (--before to see more)")
+			}
+			for _, n := range tree.Nodes {
+				mark := " "
+				if n.MailID == tree.FocusID {
+					mark = ">"
+				}
+				fmt.Fprintf(env.Stdout, "%s %s%s  %s  %s: %s\n", mark, strings.Repeat("  ", n.Depth), n.MailID, timeText(n.CreatedAt), n.FromName, oneLine(n.Subject, 70))
+			}
+			if tree.HasAfter {
+				fmt.Fprintln(env.Stdout, "  … later mails (--after to see more)")
+			}
+			fmt.Fprintf(env.Stdout, "%d mails in the conversation\n", tree.Total)
+			return nil
+		},
+		ValidArgsFunction: env.completeMailIDs,
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Tree JSON")
+	cmd.Flags().IntVar(&before, "before", 0, "mails before this one to show (default: the gateway's, 20)")
+	cmd.Flags().IntVar(&after, "after", 0, "mails after this one to show (default: the gateway's, 20)")
+	return setup(cmd)
+}
+
+// completeMailIDs offers the ids of the newest mails for shell completion.
+func (env *Env) completeMailIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	c, _, err := env.newClient()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := c.MeInbox(cmd.Context(), client.InboxQuery{Status: "all", Limit: 30, MarkRead: client.Bool(false)})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, m := range list.Mails {
+		if strings.HasPrefix(m.MailID, toComplete) {
+			out = append(out, m.MailID+"\t"+m.FromName+": "+oneLine(m.Subject, 40))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
