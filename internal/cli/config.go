@@ -80,7 +80,7 @@ func (e *Env) saveConfig(cfg *Config) (string, error) {
 		return "", &Error{Code: ExitError, Msg: "write " + path, Err: err}
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	werr := tmp.Chmod(0o600) // CreateTemp already uses 0600; say it anyway
+	werr := tmp.Chmod(0o600)    // CreateTemp already uses 0600; say it anyway
 	if werr == nil {
 		_, werr = tmp.Write(append(raw, '\n'))
 	}
