@@ -348,3 +348,19 @@ func TestSummary(t *testing.T) {
 		t.Errorf("long summary has %d runes", len([]rune(got)))
 	}
 }
+
+func TestWithoutPermissionFuncClaudeRefusesTheTool(t *testing.T) {
+	a, s := setup(t, bashLoop()...)
+	dir := t.TempDir()
+	res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x"})
+	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
+		t.Fatalf("command ran without any approval (stat err %v)", err)
+	}
+	reqs := s.ModelRequests()
+	if tr := reqs[len(reqs)-1].LastToolResults; len(tr) != 1 || !tr[0].IsError {
+		t.Fatalf("tool result %+v", tr)
+	}
+	if res.Failed || res.Text != "bash finished" {
+		t.Fatalf("result %+v", res)
+	}
+}
