@@ -1,0 +1,259 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/address"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// Key kinds.
+const (
+	KeyAgent = "agent"
+	KeyUser  = "user"
+)
+
+// Token prefixes of keys the gateway issues.
+const (
+	agentTokenPrefix = "amk_"
+	userTokenPrefix  = "amu_"
+)
+
+// MinClientTokenLength is the shortest client-generated agent key accepted
+// (seed 9.9, B-1.1: the bridge generates its own key).
+const MinClientTokenLength = 24
+
+// AuthKey resolves a bearer token to a principal, or a 401 when it is
+// unknown, revoked, expired, a used one-time key, or its owner is disabled.
+// A one-time key dies on this, its first successful use: the database
+// decides which request was first.
+func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error) {
+	if token == "" {
+		return nil, Unauthorized("missing_key", "no key given")
+	}
+	k, err := s.Read().KeyByHash(ctx, HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Unauthorized("invalid_key", "the key is unknown")
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	switch {
+	case k.RevokedAt != nil:
+		return nil, Unauthorized("key_revoked", "the key was revoked")
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return nil, Unauthorized("key_expired", "the key expired")
+	case k.Lifecycle == client.LifecycleOneTime && k.UsedAt != nil:
+		return nil, Unauthorized("key_used", "the one-time key was already used")
+	}
+	p := &Principal{Name: k.Owner, KeyID: k.KeyID}
+	if k.Kind == KeyAgent {
+		p.Kind, p.AuthKind = PrincipalAgent, AuthAgentKey
+	} else {
+		u, err := s.Read().GetUser(ctx, k.Owner)
+		if err != nil {
+			return nil, Unauthorized("invalid_key", "the key's owner no longer exists")
+		}
+		if u.Disabled {
+			return nil, Unauthorized("account_disabled", "the key's owner is disabled")
+		}
+		p.Kind, p.AuthKind, p.Role = PrincipalPerson, AuthUserKey, u.Role
+	}
+	if k.Lifecycle == client.LifecycleOneTime {
+		var first bool
+		err := s.Write(ctx, func(tx *Tx) error {
+			var err error
+			first, err = tx.UseOneTimeKey(ctx, k.KeyID, tx.Now)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !first {
+			return nil, Unauthorized("key_used", "the one-time key was already used")
+		}
+	} else if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
+		// Recorded at most once a minute so a busy key does not turn every
+		// read into a write.
+		if err := s.Write(ctx, func(tx *Tx) error { return tx.TouchKey(ctx, k.KeyID, tx.Now) }); err != nil {
+			s.Log.Warn("touch key", "key_id", k.KeyID, "err", err)
+		}
+	}
+	return p, nil
+}
+
+// checkLifecycle validates lifecycle and expires_at together.
+func (s *Service) checkLifecycle(lifecycle string, expires *time.Time) (string, error) {
+	if lifecycle == "" {
+		lifecycle = client.LifecyclePermanent
+	}
+	switch lifecycle {
+	case client.LifecyclePermanent, client.LifecycleOneTime:
+		if expires != nil {
+			return "", Invalid("expires_at", fmt.Sprintf("expires_at is only allowed with lifecycle %q", client.LifecycleTimed),
+				`drop expires_at or use lifecycle "timed"`)
+		}
+	case client.LifecycleTimed:
+		if expires == nil {
+			return "", Invalid("expires_at", `lifecycle "timed" needs expires_at`, "send expires_at as an RFC 3339 time in the future")
+		}
+		if !expires.After(s.Now()) {
+			return "", Invalid("expires_at", "expires_at is not in the future", "send a later time")
+		}
+	default:
+		return "", Invalid("lifecycle", fmt.Sprintf("lifecycle %q is not one of permanent, one_time, timed", lifecycle),
+			`use "permanent", "one_time" or "timed"`)
+	}
+	return lifecycle, nil
+}
+
+// KeyView converts a stored key to its API form.
+func (s *Service) KeyView(k store.KeyRow) client.KeyInfo {
+	now := s.Now()
+	active := k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt)) &&
+		!(k.Lifecycle == client.LifecycleOneTime && k.UsedAt != nil)
+	var exp *time.Time
+	if k.ExpiresAt != nil {
+		t := *k.ExpiresAt
+		exp = &t
+	}
+	return client.KeyInfo{KeyID: k.KeyID, Kind: k.Kind, Owner: k.Owner, Label: k.Label, Lifecycle: k.Lifecycle,
+		Prefix: k.Prefix, ExpiresAt: exp, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, Active: active}
+}
+
+func tokenPrefix(token string) string {
+	r := []rune(token)
+	if len(r) > 8 {
+		r = r[:8]
+	}
+	return string(r)
+}
+
+// CreateUserKey issues a key for the person's own mailbox from third-party
+// clients (POST /me/keys); the token is in the answer once, only its hash is
+// kept. A user key can never register an agent.
+func (s *Service) CreateUserKey(ctx context.Context, p *Principal, req client.CreateUserKeyRequest) (*client.CreatedKey, error) {
+	lc, err := s.checkLifecycle(req.Lifecycle, req.ExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	token := RandomToken(userTokenPrefix)
+	k := store.KeyRow{KeyID: store.NewID(), TokenHash: HashToken(token), Kind: KeyUser, Owner: p.Name,
+		Label: strings.TrimSpace(req.Label), Lifecycle: lc, Prefix: tokenPrefix(token), ExpiresAt: req.ExpiresAt}
+	err = s.Write(ctx, func(tx *Tx) error {
+		k.CreatedAt = tx.Now
+		return tx.InsertKey(ctx, k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &client.CreatedKey{KeyID: k.KeyID, KeyToken: token, KeyInfo: s.KeyView(k)}, nil
+}
+
+// ListKeys answers keys of a kind; owner "" lists every owner (admin).
+func (s *Service) ListKeys(ctx context.Context, kind, owner string) (*client.KeyList, error) {
+	rows, err := s.Read().ListKeys(ctx, kind, owner)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.KeyList{Keys: []client.KeyInfo{}}
+	for _, k := range rows {
+		out.Keys = append(out.Keys, s.KeyView(k))
+	}
+	return out, nil
+}
+
+// RevokeKey revokes a key of the kind; owner "" lets an admin revoke any.
+// An unknown, foreign or already revoked key is a 404.
+func (s *Service) RevokeKey(ctx context.Context, kind, owner, keyID string) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		ok, err := tx.RevokeKey(ctx, keyID, kind, owner, tx.Now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return NotFound("key_not_found", "no such active key", "list keys to find its key_id")
+		}
+		return nil
+	})
+}
+
+// CreateAgentKey registers a client-generated token (KeyToken set, seed
+// 9.9) or issues one (answered once) for an agent (admin). The agent row is
+// created with the key when the name is new; a name used by a person is a
+// 409, as is a token registered before.
+func (s *Service) CreateAgentKey(ctx context.Context, req client.CreateAgentKeyRequest) (*client.CreatedKey, error) {
+	if err := address.ValidName(req.AgentName); err != nil {
+		return nil, Invalid("agent_name", err.Error(), "use 1-64 letters, digits, '-' or '_'")
+	}
+	lc, err := s.checkLifecycle(req.Lifecycle, req.ExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	token, issued := strings.TrimSpace(req.KeyToken), false
+	if token == "" {
+		token, issued = RandomToken(agentTokenPrefix), true
+	} else {
+		if len(token) < MinClientTokenLength || len(token) > 512 {
+			return nil, Invalid("key_token", fmt.Sprintf("key_token must have %d to 512 characters", MinClientTokenLength),
+				"send the whole key the bridge printed, or omit key_token to have one issued")
+		}
+		for _, r := range token {
+			if unicode.IsSpace(r) || unicode.IsControl(r) {
+				return nil, Invalid("key_token", "key_token contains whitespace", "send the key exactly as printed")
+			}
+		}
+	}
+	k := store.KeyRow{KeyID: store.NewID(), TokenHash: HashToken(token), Kind: KeyAgent, Owner: req.AgentName,
+		Label: strings.TrimSpace(req.Label), Lifecycle: lc, Prefix: tokenPrefix(token), ExpiresAt: req.ExpiresAt}
+	err = s.Write(ctx, func(tx *Tx) error {
+		k.CreatedAt = tx.Now
+		if err := s.ensureAgentTx(ctx, tx, req.AgentName); err != nil {
+			return err
+		}
+		if err := tx.InsertKey(ctx, k); err != nil {
+			if tx.IsUniqueViolation(err) {
+				return Conflict("key_exists", "this key_token is already registered", "generate a new key, or revoke the old registration first")
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &client.CreatedKey{KeyID: k.KeyID, KeyInfo: s.KeyView(k)}
+	if issued {
+		out.KeyToken = token
+	}
+	return out, nil
+}
+
+// ensureAgentTx creates the agent row for name unless it exists; a person's
+// name is a 409.
+func (s *Service) ensureAgentTx(ctx context.Context, tx *Tx, name string) error {
+	kind, err := tx.NameKind(ctx, name)
+	switch {
+	case err == nil && kind == store.KindAgent:
+		return nil
+	case err == nil:
+		return Conflict("name_taken", fmt.Sprintf("%q is a person's name; people and agents share one name space", name), "choose another agent name")
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	ok, err := tx.ClaimName(ctx, name, store.KindAgent, tx.Now)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return Conflict("name_taken", fmt.Sprintf("the name %q is taken", name), "choose another agent name")
+	}
+	return tx.InsertAgent(ctx, store.AgentRow{Name: name, Workspaces: "[]", DefaultRounds: s.Config.DefaultRounds, CreatedAt: tx.Now})
+}

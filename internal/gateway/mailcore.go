@@ -1,0 +1,248 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/address"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// Party is one end of a mail: a sender or a recipient, with that party's
+// own path in the session (a person's is "").
+type Party struct {
+	Name      string
+	Kind      string // store.KindPerson | store.KindAgent | store.KindSystem
+	Workspace string
+	Role      string // recipients: "to" | "cc"
+}
+
+// NewMail is everything CreateMailTx needs. Session must exist (see
+// CreateSessionTx). MailType "" means normal.
+type NewMail struct {
+	Session       store.SessionRow
+	ParentMailID  string
+	From          Party
+	Subject       string
+	Body          string
+	MailType      string
+	Relay         string
+	RelayKey      string
+	Recipients    []Party
+	AttachmentIDs []string
+}
+
+// CreatedMail is what CreateMailTx stored.
+type CreatedMail struct {
+	Mail       store.MailRow
+	Session    store.SessionRow
+	Recipients []store.RecipientRow
+	// EventIDs are the new_mail event ids by recipient name.
+	EventIDs map[string]int64
+}
+
+// CreateMailTx stores one mail in the transaction: the mail row, its
+// recipients (unread), the attachment links, the session's participants and
+// last activity, the sender's count, and one new_mail event per recipient
+// carrying the W-4 fields of that recipient's own address. Permission
+// requests, decisions, failure reports and reminders are mails too and are
+// created through here. It does not check budgets, relays or rate limits;
+// Send does.
+func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*CreatedMail, error) {
+	if nm.MailType == "" {
+		nm.MailType = client.MailTypeNormal
+	}
+	if len(nm.Recipients) == 0 {
+		return nil, Invalid("to", "a mail needs at least one recipient", "set to")
+	}
+	sess := nm.Session
+	now := tx.Now
+	m := store.MailRow{
+		MailID: store.NewID(), SessionID: sess.SessionID, ParentMailID: nm.ParentMailID,
+		FromName: nm.From.Name, FromKind: nm.From.Kind, Subject: nm.Subject, Body: nm.Body,
+		MailType: nm.MailType, Relay: nm.Relay, RelayKey: nm.RelayKey, CreatedAt: now,
+	}
+	if nm.From.Kind == store.KindSystem {
+		m.FromAddress = nm.From.Name
+	} else {
+		m.FromAddress = address.Format(nm.From.Name, nm.From.Workspace, sess.Alias)
+	}
+	if err := tx.InsertMail(ctx, m); err != nil {
+		return nil, err
+	}
+	if nm.From.Kind != store.KindSystem {
+		if err := tx.AddParticipant(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: nm.From.Name,
+			Kind: nm.From.Kind, Workspace: nm.From.Workspace, JoinedAt: now, LastActivity: now}); err != nil {
+			return nil, err
+		}
+	}
+	out := &CreatedMail{Mail: m, Session: sess, EventIDs: map[string]int64{}}
+	seen := map[string]bool{}
+	for i, r := range nm.Recipients {
+		if seen[r.Name] {
+			continue // the same name twice (to and cc): one copy, the first role
+		}
+		seen[r.Name] = true
+		if err := tx.AddParticipant(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
+			Workspace: r.Workspace, JoinedAt: now, LastActivity: now}); err != nil {
+			return nil, err
+		}
+		// The participant may have joined earlier at another path; its own
+		// path in the session is the one stored.
+		p, err := tx.Participant(ctx, sess.SessionID, r.Name)
+		if err != nil {
+			return nil, err
+		}
+		rr := store.RecipientRow{MailID: m.MailID, Name: r.Name, Kind: r.Kind, Role: r.Role,
+			Address: address.Format(r.Name, p.Workspace, sess.Alias), Workspace: p.Workspace, Position: i}
+		if err := tx.InsertRecipient(ctx, rr); err != nil {
+			return nil, err
+		}
+		out.Recipients = append(out.Recipients, rr)
+	}
+	if len(nm.AttachmentIDs) > 0 {
+		if s.Hooks.CheckAttachments == nil {
+			return nil, Invalid("attachment_ids", "attachments are not available on this gateway", "send without attachment_ids")
+		}
+		if err := s.Hooks.CheckAttachments(ctx, tx.Q, nm.From.Name, nm.AttachmentIDs); err != nil {
+			return nil, err
+		}
+		if err := tx.LinkAttachments(ctx, m.MailID, nm.AttachmentIDs); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.TouchSession(ctx, sess.SessionID, now); err != nil {
+		return nil, err
+	}
+	out.Session.LastActivity = now
+	if nm.From.Kind == store.KindAgent {
+		if err := tx.IncAgentSent(ctx, nm.From.Name); err != nil {
+			return nil, err
+		}
+	}
+	replyAddr := m.FromAddress
+	for _, r := range out.Recipients {
+		ev := client.NewMailEvent{
+			MailID: m.MailID, SessionID: sess.SessionID, FromName: m.FromName, FromKind: m.FromKind,
+			Subject: m.Subject, MailType: m.MailType, Role: r.Role, ToWorkspace: r.Workspace,
+			SessionAlias: sess.Alias, ReplyAddress: replyAddr, SelfAddress: r.Address,
+			ParentMailID: m.ParentMailID, CreatedAt: now,
+		}
+		id, err := tx.Emit(ctx, r.Name, client.EventNewMail, ev)
+		if err != nil {
+			return nil, err
+		}
+		out.EventIDs[r.Name] = id
+	}
+	return out, nil
+}
+
+// SessionSpec describes a session to create. Alias "" derives one from the
+// subject; a taken alias gets -2, -3, ... (W-7). BudgetMax 0 is unlimited.
+type SessionSpec struct {
+	Alias             string
+	AliasSource       string // store.AliasAuto when ""
+	Subject           string
+	AgentName         string
+	Workspace         string
+	BudgetMax         int
+	PlatformSessionID string
+	CreatedBy         string
+	CreatedByKind     string
+}
+
+// CreateSessionTx creates a session with a unique alias in the transaction.
+// It does not apply the new-session rate limit; Send does.
+func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec) (store.SessionRow, error) {
+	base := address.SanitizeAlias(spec.Alias)
+	if base == "" || address.IsPlaceholder(base) {
+		base = address.SanitizeAlias(stripReplyPrefix(spec.Subject))
+	}
+	if base == "" || address.IsPlaceholder(base) {
+		base = "session-" + randomWord(6)
+	}
+	base = truncateRunes(base, 48)
+	alias, err := s.uniqueAlias(ctx, tx.Q, base, "")
+	if err != nil {
+		return store.SessionRow{}, err
+	}
+	src := spec.AliasSource
+	if src == "" {
+		src = store.AliasAuto
+	}
+	row := store.SessionRow{
+		SessionID: store.NewID(), Alias: alias, AliasSource: src, Subject: spec.Subject,
+		AgentName: spec.AgentName, Workspace: spec.Workspace, BudgetMax: spec.BudgetMax,
+		PlatformSessionID: spec.PlatformSessionID, CreatedBy: spec.CreatedBy, CreatedByKind: spec.CreatedByKind,
+		CreatedAt: tx.Now, LastActivity: tx.Now,
+	}
+	if err := tx.InsertSession(ctx, row); err != nil {
+		return row, err
+	}
+	return row, nil
+}
+
+// uniqueAlias answers base, or base-2, base-3, ... whichever is free (the
+// session exceptID may keep its own alias).
+func (s *Service) uniqueAlias(ctx context.Context, q *store.Q, base, exceptID string) (string, error) {
+	for n := 1; n < 10000; n++ {
+		cand := base
+		if n > 1 {
+			cand = base + "-" + strconv.Itoa(n)
+		}
+		taken, err := q.AliasTaken(ctx, cand, exceptID)
+		if err != nil {
+			return "", err
+		}
+		if !taken {
+			return cand, nil
+		}
+	}
+	return base + "-" + randomWord(8), nil
+}
+
+// stripReplyPrefix removes leading "Re:", "Fwd:", "回复:", "转发:" markers.
+func stripReplyPrefix(s string) string {
+	for {
+		t := strings.TrimSpace(s)
+		low := strings.ToLower(t)
+		cut := false
+		for _, p := range []string{"re:", "fwd:", "fw:", "回复:", "回复：", "转发:", "转发：", "re：", "fwd："} {
+			if strings.HasPrefix(low, p) {
+				t = t[len(p):]
+				cut = true
+				break
+			}
+		}
+		if !cut {
+			return t
+		}
+		s = t
+	}
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.Trim(string(r[:n]), "-")
+}
+
+const wordChars = "abcdefghijkmnpqrstuvwxyz23456789"
+
+// randomWord answers n random lowercase letters and digits.
+func randomWord(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	for i := range b {
+		b[i] = wordChars[int(b[i])%len(wordChars)]
+	}
+	return string(b)
+}

@@ -1,0 +1,163 @@
+// Package gateway holds the rules of AgentMail: accounts and keys, agents,
+// sending mail (addressing, sessions, round budgets, relays, the new-session
+// rate limit), conversation trees and runs. It knows nothing of HTTP; the
+// httpapi package turns its typed errors into status codes.
+//
+// Every write goes through Service.Write, one database transaction; every
+// mail is stored with its recipients and its events in that same
+// transaction, and the event hub is woken after the commit.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// Config holds the tunable rules. Zero fields take the defaults below.
+type Config struct {
+	// DefaultRounds is the round budget of a new agent (admin-set per agent
+	// afterwards); default 20 (seed 001 "round-trip budget").
+	DefaultRounds int
+	// NewSessionLimit is how many new sessions an agent may create per
+	// NewSessionWindow; default 20 per hour (issue 2 item 7). People are exempt.
+	NewSessionLimit  int
+	NewSessionWindow time.Duration
+	// OnlineWithin: an agent seen within this long is "online"; default 90 s
+	// (three missed 30 s heartbeats).
+	OnlineWithin time.Duration
+	// CookieTTL is how long a cookie session lives without use; default 14 days.
+	CookieTTL time.Duration
+}
+
+func (c *Config) fill() {
+	if c.DefaultRounds == 0 {
+		c.DefaultRounds = 20
+	}
+	if c.NewSessionLimit == 0 {
+		c.NewSessionLimit = 20
+	}
+	if c.NewSessionWindow == 0 {
+		c.NewSessionWindow = time.Hour
+	}
+	if c.OnlineWithin == 0 {
+		c.OnlineWithin = 90 * time.Second
+	}
+	if c.CookieTTL == 0 {
+		c.CookieTTL = 14 * 24 * time.Hour
+	}
+}
+
+// Notifier is woken after a transaction that wrote events commits (the SSE
+// hub; a PostgreSQL LISTEN/NOTIFY bridge can sit behind the same call).
+type Notifier interface {
+	Notify()
+}
+
+// Hooks let other domains plug into the core without the core importing
+// them. Each is optional; a domain sets its hooks from an init function
+// through Extend.
+type Hooks struct {
+	// CheckAttachments verifies, inside the sending transaction, that owner
+	// may attach the given attachment ids (they exist and were uploaded by
+	// owner). Without it a send with attachment_ids is a 400.
+	CheckAttachments func(ctx context.Context, q *store.Q, owner string, ids []string) error
+	// Attachments describes the attachments of each mail id.
+	Attachments func(ctx context.Context, q *store.Q, mailIDs []string) (map[string][]client.Attachment, error)
+	// Permissions answers the permission state of permission_request mails,
+	// by mail id, for the Mail view.
+	Permissions func(ctx context.Context, q *store.Q, mailIDs []string) (map[string]*client.Permission, error)
+	// PendingPermissions counts the permission requests waiting for a person.
+	PendingPermissions func(ctx context.Context, q *store.Q, username string) (int, error)
+	// SessionPendingPermissions counts the pending requests of one session.
+	SessionPendingPermissions func(ctx context.Context, q *store.Q, sessionID string) (int, error)
+	// AfterMail runs inside the sending transaction after a mail sent through
+	// Send or Forward is stored (for example: a person's reply to a
+	// permission request decides it). An error rolls the send back.
+	AfterMail []func(ctx context.Context, tx *Tx, m *CreatedMail) error
+}
+
+var extensions []func(*Service)
+
+// Extend registers a function that New applies to every Service; call it
+// from an init function of the domain that sets Hooks.
+func Extend(f func(*Service)) { extensions = append(extensions, f) }
+
+// Service is the gateway's rule engine over one store.
+type Service struct {
+	Store  *store.Store
+	Clock  Clock
+	Config Config
+	Log    *slog.Logger
+	Hooks  Hooks
+	// Notifier is woken after commits that wrote events; may be nil.
+	Notifier Notifier
+}
+
+// New builds a Service with defaults filled in and registered extensions
+// applied. clock nil means SystemClock; log nil means slog.Default().
+func New(st *store.Store, clock Clock, cfg Config, log *slog.Logger) *Service {
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.fill()
+	s := &Service{Store: st, Clock: clock, Config: cfg, Log: log}
+	for _, f := range extensions {
+		f(s)
+	}
+	return s
+}
+
+// Now answers the service clock's time truncated to milliseconds (the
+// stored precision), in UTC.
+func (s *Service) Now() time.Time { return s.Clock.Now().UTC().Truncate(time.Millisecond) }
+
+// Tx is a write transaction with the service's helpers. Now is fixed for
+// the whole transaction.
+type Tx struct {
+	*store.Q
+	Svc    *Service
+	Now    time.Time
+	events int
+}
+
+// Write runs fn in one transaction. Nothing is kept when fn fails; when it
+// succeeds and wrote events, the Notifier is woken after the commit.
+// Errors that are not *Error become 500s at the HTTP layer.
+func (s *Service) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	var events int
+	err := s.Store.Write(ctx, func(q *store.Q) error {
+		tx := &Tx{Q: q, Svc: s, Now: s.Now()}
+		err := fn(tx)
+		events = tx.events
+		return err
+	})
+	if err == nil && events > 0 && s.Notifier != nil {
+		s.Notifier.Notify()
+	}
+	return err
+}
+
+// Read answers a read-only query handle.
+func (s *Service) Read() *store.Q { return s.Store.Read() }
+
+// Emit writes one event for one recipient into the event log, in this
+// transaction (issue 2 item 9). payload is encoded as JSON.
+func (tx *Tx) Emit(ctx context.Context, recipient, typ string, payload any) (int64, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return 0, err
+	}
+	id, err := tx.InsertEvent(ctx, recipient, typ, b, tx.Now)
+	if err == nil {
+		tx.events++
+	}
+	return id, err
+}

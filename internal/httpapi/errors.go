@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// MaxJSONBody bounds a JSON request body; larger is a 413.
+const MaxJSONBody = 4 << 20
+
+// statusOf maps a domain error kind to its status (W-9). This and
+// writeError are the only places that decide an error's status.
+func statusOf(k gateway.Kind) int {
+	switch k {
+	case gateway.KindInvalid:
+		return http.StatusBadRequest
+	case gateway.KindUnauthorized:
+		return http.StatusUnauthorized
+	case gateway.KindForbidden:
+		return http.StatusForbidden
+	case gateway.KindNotFound:
+		return http.StatusNotFound
+	case gateway.KindConflict:
+		return http.StatusConflict
+	case gateway.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case gateway.KindRateLimited:
+		return http.StatusTooManyRequests
+	case gateway.KindUnavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// writeError is the error funnel: every handler error ends here and becomes
+// a status and a client.ErrorBody. Errors that are not domain errors are
+// server faults: logged with the request, answered as a generic 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := gateway.AsError(err)
+	if e == nil {
+		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+			return // the client went away; nobody to answer
+		}
+		e = gateway.Internal(err)
+	}
+	status := statusOf(e.Kind)
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	body := client.ErrorBody{Error: e.Message, Code: e.Code, Field: e.Field, Suggestion: e.Suggestion}
+	if e.Kind == gateway.KindRateLimited {
+		body.RetryAfterSeconds = gateway.RetrySeconds(e.RetryAfter)
+		w.Header().Set("Retry-After", strconv.Itoa(body.RetryAfterSeconds))
+	}
+	if e.Kind == gateway.KindUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agentmail"`)
+	}
+	writeJSON(w, status, body)
+}
+
+// writeJSON answers v as JSON with the status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if v != nil {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v)
+	}
+}
+
+// decodeJSON reads the request body into dst, strictly: unknown fields are
+// allowed (clients may be newer), but a wrong type is a 400 naming the field
+// with the expected and actual JSON type (W-2), malformed JSON is a 400 and
+// a body over MaxJSONBody a 413.
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	body := http.MaxBytesReader(w, r.Body, MaxJSONBody)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(dst)
+	if err == nil {
+		if dec.More() {
+			return gateway.InvalidCode("invalid_json", "", "the body holds more than one JSON value", "send exactly one JSON object")
+		}
+		return nil
+	}
+	var mbe *http.MaxBytesError
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &mbe):
+		return gateway.TooLarge("body_too_large", fmt.Sprintf("the body is larger than %d bytes", MaxJSONBody), "send less")
+	case errors.Is(err, io.EOF):
+		return gateway.InvalidCode("invalid_json", "", "the request body is empty", "send a JSON object")
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return gateway.InvalidCode("wrong_type", field,
+			fmt.Sprintf("field %q has the wrong type: expected %s, got %s", field, jsonKind(te.Type), te.Value),
+			"fix the request body; do not retry unchanged")
+	case errors.As(err, &se):
+		return gateway.InvalidCode("invalid_json", "", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se),
+			"send a valid JSON object")
+	default:
+		return gateway.InvalidCode("invalid_json", "", "malformed JSON: "+err.Error(), "send a valid JSON object")
+	}
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		if t.String() == "time.Time" {
+			return "string (RFC 3339 time)"
+		}
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	default:
+		return strings.ToLower(t.Kind().String())
+	}
+}
+
+// queryInt reads an integer query parameter within [min, max]; absent gives
+// def; anything else is a 400 naming the parameter.
+func queryInt(r *http.Request, name string, def, min, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, gateway.Invalid(name, fmt.Sprintf("%s must be an integer from %d to %d, got %q", name, min, max, v), "")
+	}
+	return n, nil
+}
+
+// queryBool reads a boolean query parameter; absent gives def.
+func queryBool(r *http.Request, name string, def bool) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, gateway.Invalid(name, fmt.Sprintf("%s must be true or false, got %q", name, v), "")
+	}
+	return b, nil
+}

@@ -1,0 +1,535 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// The OpenAPI 3.1 description of the API is generated from the route table
+// and the wire types of package client by reflection, so it cannot say
+// anything the code does not do. api/openapi.json is the committed copy;
+// TestOpenAPIDocumentIsCurrent fails when it differs from what the code
+// generates. Refresh it with:
+//
+//go:generate env AGENTMAIL_UPDATE_OPENAPI=1 go test -run TestOpenAPIDocumentIsCurrent -count=1 .
+
+// OpenAPIVersion is the OpenAPI version of the generated document.
+const OpenAPIVersion = "3.1.0"
+
+// OpenAPIRoute is what the generator needs to know of one route.
+type OpenAPIRoute struct {
+	Method  string // "GET", "POST", ...
+	Path    string // chi pattern including /api/v1, e.g. "/api/v1/mail/{id}"
+	Auth    string // who may call: see openAPISecurity
+	Summary string // one line
+	// Request is the zero value of the JSON request body type, nil when the
+	// route takes no JSON body.
+	Request any
+	// Response is the zero value of the JSON success body type, nil when the
+	// success answer has no JSON body.
+	Response any
+	Status   int   // success status; 0 means 200
+	Errors   []int // error statuses the route documents (each answers client.ErrorBody)
+	// RequestContentType overrides the request media type:
+	// "multipart/form-data" documents an upload in the field "file".
+	RequestContentType string
+	// ResponseContentType overrides the success media type, e.g.
+	// "application/octet-stream" or "text/event-stream".
+	ResponseContentType string
+	// Query lists the query parameters.
+	Query []OpenAPIParam
+}
+
+// OpenAPIParam is one query parameter.
+type OpenAPIParam struct {
+	Name        string
+	Type        string // "string", "integer" or "boolean"
+	Description string
+	Enum        []string
+	Default     any
+	Required    bool
+}
+
+// openAPIDoc is the document as nested maps: encoding/json writes map keys
+// sorted, which makes the output byte-stable.
+type openAPIDoc = map[string]any
+
+// BuildOpenAPI returns the OpenAPI 3.1 document describing routes, as
+// indented JSON ending in a newline. Schemas of named struct types become
+// components/schemas entries named after the type; every error status and
+// "default" answer client.ErrorBody (errorBody is its zero value). The
+// output is deterministic: the same routes give the same bytes. Errors: a
+// route with an empty method or a path not starting with "/", or the same
+// method and path twice.
+func BuildOpenAPI(routes []OpenAPIRoute, errorBody any) ([]byte, error) {
+	g := newSchemaGen()
+	errRef := g.schemaFor(reflect.TypeOf(errorBody))
+	paths := map[string]any{}
+	opIDs := map[string]string{}
+	for _, r := range routes {
+		method := strings.ToLower(strings.TrimSpace(r.Method))
+		if method == "" || !strings.HasPrefix(r.Path, "/") {
+			return nil, fmt.Errorf("openapi: route %q %q: method and a path starting with / are required", r.Method, r.Path)
+		}
+		path, params := openAPIPath(r.Path)
+		item, _ := paths[path].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[path] = item
+		}
+		if _, dup := item[method]; dup {
+			return nil, fmt.Errorf("openapi: route %s %s is listed twice", r.Method, r.Path)
+		}
+		op := g.operation(r, method, path, params, errRef)
+		id := op["operationId"].(string)
+		if prev, dup := opIDs[id]; dup {
+			return nil, fmt.Errorf("openapi: routes %s and %s %s both get the operationId %s", prev, r.Method, r.Path, id)
+		}
+		opIDs[id] = r.Method + " " + r.Path
+		item[method] = op
+	}
+	doc := openAPIDoc{
+		"openapi": OpenAPIVersion,
+		"info": map[string]any{
+			"title":   "AgentMail API",
+			"version": "1",
+			"description": "The HTTP API of the AgentMail gateway: mail between people and AI coding agents. " +
+				"Every error answers the ErrorBody shape {error, code, field, suggestion} (W-9). " +
+				"People authenticate with a user key (Bearer) or the session cookie from POST /api/v1/auth/login, " +
+				"sending the csrf_token of that answer as X-CSRF-Token on every cookie-authenticated write; " +
+				"agents authenticate with an agent key (Bearer). See docs/API.md for the rules behind each route.",
+			"license": map[string]any{"name": "see the repository"},
+		},
+		"servers": []any{map[string]any{"url": "/", "description": "the gateway this document was fetched from"}},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": g.components,
+			"securitySchemes": map[string]any{
+				"bearerAuth": map[string]any{"type": "http", "scheme": "bearer", "description": "An agent key or a user key."},
+				"cookieAuth": map[string]any{"type": "apiKey", "in": "cookie", "name": "agentmail_session", "description": "The HttpOnly session cookie set by POST /api/v1/auth/login."},
+				"csrfToken":  map[string]any{"type": "apiKey", "in": "header", "name": "X-CSRF-Token", "description": "The csrf_token of the login answer; required with the session cookie on POST, PUT, PATCH and DELETE."},
+			},
+		},
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("openapi: encode: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+// chiParam matches a chi path parameter, with an optional regexp.
+var chiParam = regexp.MustCompile(`\{([^}:]+)(:[^}]*)?\}`)
+
+// openAPIPath turns a chi pattern into an OpenAPI path and its parameter
+// names ("/mail/{id:[0-9]+}" -> "/mail/{id}", ["id"]).
+func openAPIPath(pattern string) (string, []string) {
+	var names []string
+	path := chiParam.ReplaceAllStringFunc(pattern, func(m string) string {
+		sub := chiParam.FindStringSubmatch(m)
+		names = append(names, sub[1])
+		return "{" + sub[1] + "}"
+	})
+	return path, names
+}
+
+// openAPIPattern is the path of a chi pattern as the document names it.
+func openAPIPattern(pattern string) string {
+	p, _ := openAPIPath(pattern)
+	return p
+}
+
+// operationID derives a unique camelCase id: GET /api/v1/me/mail/{id}/tree
+// gives "getMeMailByIdTree".
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(method)
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/api/v1"), "/") {
+		if seg == "" {
+			continue
+		}
+		prefix := ""
+		if strings.HasPrefix(seg, "{") {
+			seg = strings.Trim(seg, "{}")
+			prefix = "By"
+		}
+		b.WriteString(prefix)
+		for _, word := range strings.FieldsFunc(seg, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			b.WriteString(strings.ToUpper(word[:1]) + word[1:])
+		}
+	}
+	return b.String()
+}
+
+// operationTag groups an operation by the first path segment after /api/v1
+// ("me", "mail", "admin", ...); routes outside /api/v1 are "operations".
+func operationTag(path string) string {
+	if !strings.HasPrefix(path, "/api/v1/") {
+		return "operations"
+	}
+	rest := strings.TrimPrefix(path, "/api/v1/")
+	seg, _, _ := strings.Cut(rest, "/")
+	if strings.HasPrefix(seg, "{") || seg == "" {
+		return "api"
+	}
+	return seg
+}
+
+// openAPISecurity maps the route table's Auth to security requirements.
+// "none" (or "") needs nothing; "agent" a Bearer agent key; "cookie" the
+// session cookie; "person", "user", "admin" and "any" a Bearer key or the
+// cookie. Cookie-authenticated writes also need the CSRF header.
+func openAPISecurity(auth, method string) []any {
+	write := method != "get" && method != "head" && method != "options"
+	cookie := map[string]any{"cookieAuth": []any{}}
+	if write {
+		cookie["csrfToken"] = []any{}
+	}
+	bearer := map[string]any{"bearerAuth": []any{}}
+	switch strings.ToLower(auth) {
+	case "", "none", "public":
+		return []any{}
+	case "agent":
+		return []any{bearer}
+	case "cookie":
+		return []any{cookie}
+	}
+	return []any{bearer, cookie}
+}
+
+// operation builds one operation object.
+func (g *schemaGen) operation(r OpenAPIRoute, method, path string, pathParams []string, errRef map[string]any) map[string]any {
+	op := map[string]any{
+		"operationId": operationID(method, path),
+		"tags":        []any{operationTag(path)},
+		"security":    openAPISecurity(r.Auth, method),
+	}
+	if r.Summary != "" {
+		op["summary"] = r.Summary
+	}
+	if r.Auth != "" {
+		op["x-agentmail-auth"] = r.Auth
+	}
+	var params []any
+	for _, name := range pathParams {
+		params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+	}
+	for _, q := range r.Query {
+		s := map[string]any{"type": q.Type}
+		if q.Type == "" {
+			s["type"] = "string"
+		}
+		if len(q.Enum) > 0 {
+			enum := make([]any, len(q.Enum))
+			for i, e := range q.Enum {
+				enum[i] = e
+			}
+			s["enum"] = enum
+		}
+		if q.Default != nil {
+			s["default"] = q.Default
+		}
+		p := map[string]any{"name": q.Name, "in": "query", "required": q.Required, "schema": s}
+		if q.Description != "" {
+			p["description"] = q.Description
+		}
+		params = append(params, p)
+	}
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+
+	switch {
+	case r.RequestContentType == "multipart/form-data":
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"multipart/form-data": map[string]any{"schema": map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"file": map[string]any{"type": "string", "contentMediaType": "application/octet-stream", "description": "the file; its part's filename names the attachment"}},
+			"required":   []any{"file"},
+		}}}}
+	case r.Request != nil:
+		ct := r.RequestContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{ct: map[string]any{"schema": g.schemaFor(reflect.TypeOf(r.Request))}}}
+	}
+
+	status := r.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	success := map[string]any{"description": http.StatusText(status)}
+	switch {
+	case r.ResponseContentType != "" && r.ResponseContentType != "application/json":
+		var s map[string]any
+		switch r.ResponseContentType {
+		case "text/event-stream", "text/plain":
+			s = map[string]any{"type": "string"}
+		default:
+			s = map[string]any{"type": "string", "contentMediaType": r.ResponseContentType}
+		}
+		success["content"] = map[string]any{r.ResponseContentType: map[string]any{"schema": s}}
+	case r.Response != nil:
+		success["content"] = map[string]any{"application/json": map[string]any{"schema": g.schemaFor(reflect.TypeOf(r.Response))}}
+	}
+	responses := map[string]any{strconv.Itoa(status): success}
+	errResponse := func(code int) map[string]any {
+		desc := http.StatusText(code)
+		if desc == "" {
+			desc = "error"
+		}
+		resp := map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+			resp["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait", "schema": map[string]any{"type": "integer"}}}
+		}
+		return resp
+	}
+	for _, code := range r.Errors {
+		responses[strconv.Itoa(code)] = errResponse(code)
+	}
+	def := errResponse(0)
+	def["description"] = "any other error"
+	responses["default"] = def
+	op["responses"] = responses
+	return op
+}
+
+// schemaGen turns Go types into JSON Schemas (draft 2020-12, as OpenAPI
+// 3.1 uses), collecting named struct types as components.
+type schemaGen struct {
+	components map[string]any
+	names      map[reflect.Type]string
+	taken      map[string]reflect.Type
+}
+
+func newSchemaGen() *schemaGen {
+	return &schemaGen{components: map[string]any{}, names: map[reflect.Type]string{}, taken: map[string]reflect.Type{}}
+}
+
+var (
+	timeType       = reflect.TypeOf(time.Time{})
+	rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+	marshalerType  = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+)
+
+// schemaFor returns the schema of t: pointers are nullable, time.Time is a
+// date-time string, interfaces and json.RawMessage accept anything, named
+// structs are $refs to components/schemas.
+func (g *schemaGen) schemaFor(t reflect.Type) map[string]any {
+	if t == nil {
+		return map[string]any{}
+	}
+	switch {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t == rawMessageType:
+		return map[string]any{}
+	case t.Kind() == reflect.Pointer:
+		return nullable(g.schemaFor(t.Elem()))
+	case t.Kind() != reflect.Struct && t.Implements(marshalerType):
+		return map[string]any{} // encodes itself; nothing known
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int:
+		return map[string]any{"type": "integer"}
+	case reflect.Int64:
+		return map[string]any{"type": "integer", "format": "int64"}
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		return map[string]any{"type": "integer", "minimum": 0}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Interface:
+		return map[string]any{}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return map[string]any{"type": "string", "contentEncoding": "base64"}
+		}
+		return map[string]any{"type": "array", "items": g.schemaFor(t.Elem())}
+	case reflect.Array:
+		return map[string]any{"type": "array", "items": g.schemaFor(t.Elem()), "minItems": t.Len(), "maxItems": t.Len()}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": g.schemaFor(t.Elem())}
+	case reflect.Struct:
+		if t.Name() == "" {
+			return g.structSchema(t)
+		}
+		name := g.componentName(t)
+		if _, done := g.components[name]; !done {
+			g.components[name] = map[string]any{} // placeholder against recursion
+			g.components[name] = g.structSchema(t)
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + name}
+	}
+	return map[string]any{}
+}
+
+// componentName names a struct type's component: its Go name, prefixed by
+// its package name when another type already has that name.
+func (g *schemaGen) componentName(t reflect.Type) string {
+	if n, ok := g.names[t]; ok {
+		return n
+	}
+	name := sanitizeName(t.Name())
+	if other, ok := g.taken[name]; ok && other != t {
+		pkg := t.PkgPath()
+		pkg = pkg[strings.LastIndex(pkg, "/")+1:]
+		name = sanitizeName(pkg) + name
+	}
+	g.names[t] = name
+	g.taken[name] = t
+	return name
+}
+
+var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+func sanitizeName(s string) string { return nameUnsafe.ReplaceAllString(s, "_") }
+
+// nullable allows null besides s.
+func nullable(s map[string]any) map[string]any {
+	if len(s) == 0 {
+		return s
+	}
+	if t, ok := s["type"].(string); ok {
+		c := make(map[string]any, len(s))
+		for k, v := range s {
+			c[k] = v
+		}
+		c["type"] = []any{t, "null"}
+		return c
+	}
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+}
+
+// jsonField is one field as encoding/json sees it.
+type jsonField struct {
+	name      string
+	typ       reflect.Type
+	omitempty bool
+	asString  bool
+	depth     int
+	tagged    bool
+	order     int
+}
+
+// structSchema describes a struct the way encoding/json encodes it:
+// exported fields under their json names, embedded structs promoted (the
+// shallower field wins a name clash), json:"-" skipped, omitempty fields
+// not required.
+func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
+	fields := jsonFields(t)
+	props := map[string]any{}
+	var required []any
+	for _, f := range fields {
+		var s map[string]any
+		if f.asString {
+			s = map[string]any{"type": "string"}
+		} else {
+			s = g.schemaFor(f.typ)
+		}
+		props[f.name] = s
+		if !f.omitempty {
+			required = append(required, f.name)
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
+}
+
+// jsonFields lists the encoded fields of struct t in encoding order.
+func jsonFields(t reflect.Type) []jsonField {
+	var all []jsonField
+	order := 0
+	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
+	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			ft := sf.Type
+			if sf.Anonymous {
+				et := ft
+				if et.Kind() == reflect.Pointer {
+					et = et.Elem()
+				}
+				if name == "" && et.Kind() == reflect.Struct {
+					walk(et, depth+1, seen)
+					continue
+				}
+				if !sf.IsExported() && et.Kind() != reflect.Struct {
+					continue
+				}
+			} else if !sf.IsExported() {
+				continue
+			}
+			f := jsonField{name: name, typ: ft, depth: depth, tagged: name != "", order: order}
+			order++
+			if f.name == "" {
+				f.name = sf.Name
+			}
+			for _, o := range strings.Split(opts, ",") {
+				switch o {
+				case "omitempty", "omitzero":
+					f.omitempty = true
+				case "string":
+					switch ft.Kind() {
+					case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+						reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+						f.asString = true
+					}
+				}
+			}
+			all = append(all, f)
+		}
+	}
+	walk(t, 0, map[reflect.Type]bool{})
+
+	byName := map[string][]jsonField{}
+	for _, f := range all {
+		byName[f.name] = append(byName[f.name], f)
+	}
+	var out []jsonField
+	for _, fs := range byName {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].depth < fs[j].depth })
+		best := fs[0]
+		if len(fs) > 1 && fs[1].depth == best.depth {
+			// Same depth: a single tagged field wins, otherwise encoding/json
+			// drops the name altogether.
+			var tagged []jsonField
+			for _, f := range fs {
+				if f.depth == best.depth && f.tagged {
+					tagged = append(tagged, f)
+				}
+			}
+			if len(tagged) != 1 {
+				continue
+			}
+			best = tagged[0]
+		}
+		out = append(out, best)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out
+}

@@ -1,0 +1,147 @@
+// Package httpapi is the HTTP API of the gateway: one route table
+// (routes.go), handlers as methods on Server, one authentication middleware
+// and one error funnel (errors.go). Handlers parse and encode with the wire
+// types of package client; the rules live in package gateway.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/events"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// CookieName is the HttpOnly session cookie of people.
+const CookieName = "agentmail_session"
+
+// Options tunes a Server. Zero fields take defaults.
+type Options struct {
+	// SSEHeartbeat is the interval of comment heartbeats on event streams;
+	// default 15 s.
+	SSEHeartbeat time.Duration
+	// WebUI serves every path outside /api/ (the web page); nil answers 404.
+	WebUI http.Handler
+	// SecureCookies marks the session cookie Secure (behind TLS).
+	SecureCookies bool
+}
+
+// Server holds the dependencies of the handlers.
+type Server struct {
+	svc      *gateway.Service
+	hub      *events.Hub
+	log      *slog.Logger
+	opt      Options
+	draining atomic.Bool
+	// streams is closed by Drain so open SSE streams end before shutdown.
+	streams chan struct{}
+}
+
+// New builds a Server. The hub must be started by the caller.
+func New(svc *gateway.Service, hub *events.Hub, log *slog.Logger, opt Options) *Server {
+	if opt.SSEHeartbeat <= 0 {
+		opt.SSEHeartbeat = 15 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{svc: svc, hub: hub, log: log, opt: opt, streams: make(chan struct{})}
+}
+
+// Service answers the gateway service the handlers use.
+func (s *Server) Service() *gateway.Service { return s.svc }
+
+// Drain makes /readyz answer 503 and ends open event streams, so a graceful
+// shutdown does not wait on them. Safe to call more than once.
+func (s *Server) Drain() {
+	if s.draining.CompareAndSwap(false, true) {
+		close(s.streams)
+	}
+}
+
+// Handler builds the router from the route table. Paths under /api/ that
+// match no route answer a JSON 404; every other path goes to the web page.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.recoverer)
+	for _, rt := range RouteTable() {
+		r.Method(rt.Method, rt.Path, s.wrap(rt))
+	}
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") || s.opt.WebUI == nil {
+			s.writeError(w, r, gateway.NotFound("route_not_found", "no such endpoint: "+r.Method+" "+r.URL.Path,
+				"see docs/API.md or GET /api/v1/openapi.json"))
+			return
+		}
+		s.opt.WebUI.ServeHTTP(w, r)
+	}
+	r.NotFound(notFound)
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") && s.opt.WebUI != nil {
+			s.opt.WebUI.ServeHTTP(w, r)
+			return
+		}
+		writeJSON(w, http.StatusMethodNotAllowed, client.ErrorBody{Error: "method " + r.Method + " is not allowed here",
+			Code: "method_not_allowed", Suggestion: "see docs/API.md"})
+	})
+	return r
+}
+
+// recoverer turns a handler panic into a logged 500.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
+				writeJSON(w, http.StatusInternalServerError, client.ErrorBody{Error: "internal server error", Code: "internal"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type ctxKey int
+
+const principalKey ctxKey = 1
+
+// PrincipalOf answers the authenticated principal of a request (nil for
+// routes with Auth "none" and no credentials).
+func PrincipalOf(r *http.Request) *gateway.Principal {
+	p, _ := r.Context().Value(principalKey).(*gateway.Principal)
+	return p
+}
+
+// withPrincipal stores the principal in the request context.
+func withPrincipal(r *http.Request, p *gateway.Principal) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), principalKey, p))
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
+	if s.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.svc.Store.Ping(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}

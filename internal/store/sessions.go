@@ -1,0 +1,321 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Alias sources (W-7): a person's choice ("manual") always wins.
+const (
+	AliasAuto     = "auto"
+	AliasPlatform = "platform"
+	AliasManual   = "manual"
+)
+
+// SessionRow is a mail session as stored.
+type SessionRow struct {
+	SessionID         string
+	Alias             string
+	AliasSource       string
+	Subject           string
+	AgentName         string
+	Workspace         string
+	BudgetMax         int
+	UsedRounds        int
+	PlatformSessionID string
+	CreatedBy         string
+	CreatedByKind     string
+	CreatedAt         time.Time
+	LastActivity      time.Time
+}
+
+const sessionCols = `session_id, alias, alias_source, subject, agent_name, workspace, budget_max, used_rounds,
+	platform_session_id, created_by, created_by_kind, created_at, last_activity`
+
+func scanSession(sc interface{ Scan(...any) error }) (SessionRow, error) {
+	var s SessionRow
+	var c, l int64
+	err := sc.Scan(&s.SessionID, &s.Alias, &s.AliasSource, &s.Subject, &s.AgentName, &s.Workspace, &s.BudgetMax,
+		&s.UsedRounds, &s.PlatformSessionID, &s.CreatedBy, &s.CreatedByKind, &c, &l)
+	s.CreatedAt, s.LastActivity = FromMillis(c), FromMillis(l)
+	return s, err
+}
+
+// InsertSession stores a new session. An alias clash is a unique violation.
+func (q *Q) InsertSession(ctx context.Context, s SessionRow) error {
+	_, err := q.Exec(ctx, `INSERT INTO mail_sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.SessionID, s.Alias, s.AliasSource, s.Subject, s.AgentName, s.Workspace, s.BudgetMax, s.UsedRounds,
+		s.PlatformSessionID, s.CreatedBy, s.CreatedByKind, Millis(s.CreatedAt), Millis(s.LastActivity))
+	return err
+}
+
+// GetSession answers one session or ErrNotFound.
+func (q *Q) GetSession(ctx context.Context, id string) (SessionRow, error) {
+	s, err := scanSession(q.QueryRow(ctx, `SELECT `+sessionCols+` FROM mail_sessions WHERE session_id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, ErrNotFound
+	}
+	return s, err
+}
+
+// SessionByAlias answers the session with that alias or ErrNotFound.
+func (q *Q) SessionByAlias(ctx context.Context, alias string) (SessionRow, error) {
+	s, err := scanSession(q.QueryRow(ctx, `SELECT `+sessionCols+` FROM mail_sessions WHERE alias = ?`, alias))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, ErrNotFound
+	}
+	return s, err
+}
+
+// AliasTaken reports whether another session than exceptID uses alias.
+func (q *Q) AliasTaken(ctx context.Context, alias, exceptID string) (bool, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT session_id FROM mail_sessions WHERE alias = ?`, alias).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return id != exceptID, nil
+}
+
+// SetSessionAlias writes alias and its source.
+func (q *Q) SetSessionAlias(ctx context.Context, id, alias, source string) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET alias = ?, alias_source = ? WHERE session_id = ?`, alias, source, id)
+	return err
+}
+
+// SetSessionSubject writes the session's subject (title).
+func (q *Q) SetSessionSubject(ctx context.Context, id, subject string) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET subject = ? WHERE session_id = ?`, subject, id)
+	return err
+}
+
+// SetSessionBudget writes budget_max and used_rounds.
+func (q *Q) SetSessionBudget(ctx context.Context, id string, max, used int) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET budget_max = ?, used_rounds = ? WHERE session_id = ?`, max, used, id)
+	return err
+}
+
+// SetPlatformSessionID binds the platform's session id (B-3.3).
+func (q *Q) SetPlatformSessionID(ctx context.Context, id, platformID string) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET platform_session_id = ? WHERE session_id = ?`, platformID, id)
+	return err
+}
+
+// UseRound takes one round of the session's budget. It answers false, and
+// changes nothing, when the budget is spent; the condition is in the UPDATE,
+// so concurrent senders cannot overdraw it.
+func (q *Q) UseRound(ctx context.Context, id string) (bool, error) {
+	res, err := q.Exec(ctx, `UPDATE mail_sessions SET used_rounds = used_rounds + 1
+		WHERE session_id = ? AND (budget_max = 0 OR used_rounds < budget_max)`, id)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// TouchSession moves the session's last activity.
+func (q *Q) TouchSession(ctx context.Context, id string, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET last_activity = ? WHERE session_id = ?`, Millis(now), id)
+	return err
+}
+
+// SessionsCreatedSince counts the sessions a name created at or after since,
+// and answers the oldest creation time among them (for Retry-After).
+func (q *Q) SessionsCreatedSince(ctx context.Context, creator string, since time.Time) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	err := q.QueryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM mail_sessions WHERE created_by = ? AND created_at >= ?`,
+		creator, Millis(since)).Scan(&n, &oldest)
+	if err != nil || !oldest.Valid {
+		return n, time.Time{}, err
+	}
+	return n, FromMillis(oldest.Int64), nil
+}
+
+// ParticipantRow is one member of a session.
+type ParticipantRow struct {
+	SessionID    string
+	Name         string
+	Kind         string
+	Workspace    string
+	JoinedAt     time.Time
+	LastActivity time.Time
+}
+
+// AddParticipant adds name to the session or, when already there, moves
+// its last activity (and fills its workspace if it had none).
+func (q *Q) AddParticipant(ctx context.Context, p ParticipantRow) error {
+	_, err := q.Exec(ctx, `INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, name) DO UPDATE SET last_activity = excluded.last_activity,
+		workspace = CASE WHEN session_participants.workspace = '' THEN excluded.workspace ELSE session_participants.workspace END`,
+		p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity))
+	return err
+}
+
+// Participants answers a session's members in joining order.
+func (q *Q) Participants(ctx context.Context, sessionID string) ([]ParticipantRow, error) {
+	rows, err := q.Query(ctx, `SELECT session_id, name, kind, workspace, joined_at, last_activity
+		FROM session_participants WHERE session_id = ? ORDER BY joined_at, name`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ParticipantRow
+	for rows.Next() {
+		var p ParticipantRow
+		var j, l int64
+		if err := rows.Scan(&p.SessionID, &p.Name, &p.Kind, &p.Workspace, &j, &l); err != nil {
+			return nil, err
+		}
+		p.JoinedAt, p.LastActivity = FromMillis(j), FromMillis(l)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Participant answers one member or ErrNotFound.
+func (q *Q) Participant(ctx context.Context, sessionID, name string) (ParticipantRow, error) {
+	var p ParticipantRow
+	var j, l int64
+	err := q.QueryRow(ctx, `SELECT session_id, name, kind, workspace, joined_at, last_activity
+		FROM session_participants WHERE session_id = ? AND name = ?`, sessionID, name).
+		Scan(&p.SessionID, &p.Name, &p.Kind, &p.Workspace, &j, &l)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, ErrNotFound
+	}
+	p.JoinedAt, p.LastActivity = FromMillis(j), FromMillis(l)
+	return p, err
+}
+
+// DefaultSession answers the most recently active session in which
+// recipient takes part at workspace and sender takes part too, or
+// ErrNotFound (seed 000 section 0: the default session).
+func (q *Q) DefaultSession(ctx context.Context, recipient, workspace, sender string) (SessionRow, error) {
+	s, err := scanSession(q.QueryRow(ctx, `SELECT `+prefixed("s.", sessionCols)+`
+		FROM session_participants r
+		JOIN session_participants p ON p.session_id = r.session_id AND p.name = ?
+		JOIN mail_sessions s ON s.session_id = r.session_id
+		WHERE r.name = ? AND r.workspace = ?
+		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, sender, recipient, workspace))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, ErrNotFound
+	}
+	return s, err
+}
+
+// SessionsOf answers sessions name takes part in, most recent activity
+// first, older than the cursor (lastActivity millis, sessionID) when given.
+func (q *Q) SessionsOf(ctx context.Context, name string, limit int, beforeActivity int64, beforeID string) ([]SessionRow, error) {
+	query := `SELECT ` + prefixed("s.", sessionCols) + ` FROM session_participants p
+		JOIN mail_sessions s ON s.session_id = p.session_id WHERE p.name = ?`
+	args := []any{name}
+	if beforeID != "" {
+		query += ` AND (s.last_activity < ? OR (s.last_activity = ? AND s.session_id < ?))`
+		args = append(args, beforeActivity, beforeActivity, beforeID)
+	}
+	query += ` ORDER BY s.last_activity DESC, s.session_id DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SessionRow
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// SessionStats is what a session listing shows a viewer beside the session.
+type SessionStats struct {
+	Unread      int
+	MailCount   int
+	LastMailID  string
+	LastFrom    string
+	LastSnippet string
+	RunState    string
+}
+
+// SessionStatsFor answers the viewer's counts and the last mail the viewer
+// can see in the session.
+func (q *Q) SessionStatsFor(ctx context.Context, sessionID, viewer string) (SessionStats, error) {
+	var st SessionStats
+	err := q.QueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.is_read THEN 0 ELSE 1 END), 0)
+		FROM mails m JOIN mail_recipients r ON r.mail_id = m.mail_id AND r.name = ?
+		WHERE m.session_id = ?`, viewer, sessionID).Scan(&st.MailCount, &st.Unread)
+	if err != nil {
+		return st, err
+	}
+	var sent int
+	if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM mails WHERE session_id = ? AND from_name = ?`, sessionID, viewer).Scan(&sent); err != nil {
+		return st, err
+	}
+	st.MailCount += sent
+	var body string
+	err = q.QueryRow(ctx, `SELECT m.mail_id, m.from_name, m.body FROM mails m WHERE m.session_id = ?
+		AND (m.from_name = ? OR EXISTS (SELECT 1 FROM mail_recipients r WHERE r.mail_id = m.mail_id AND r.name = ?))
+		ORDER BY m.mail_id DESC LIMIT 1`, sessionID, viewer, viewer).Scan(&st.LastMailID, &st.LastFrom, &body)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return st, err
+	}
+	st.LastSnippet = Snippet(body, 140)
+	err = q.QueryRow(ctx, `SELECT state FROM runs WHERE session_id = ? ORDER BY started_at DESC, run_id DESC LIMIT 1`, sessionID).Scan(&st.RunState)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return st, err
+	}
+	return st, nil
+}
+
+// Snippet answers the first n characters of s with whitespace runs folded.
+func Snippet(s string, n int) string {
+	out := make([]rune, 0, n)
+	space := false
+	for _, r := range s {
+		if len(out) >= n {
+			break
+		}
+		if r == '\n' || r == '\r' || r == '\t' || r == ' ' {
+			if !space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		out = append(out, r)
+	}
+	for len(out) > 0 && out[len(out)-1] == ' ' {
+		out = out[:len(out)-1]
+	}
+	return string(out)
+}
+
+// prefixed qualifies a comma-separated column list with a table prefix.
+func prefixed(prefix, cols string) string {
+	var b []byte
+	start := true
+	for i := 0; i < len(cols); i++ {
+		c := cols[i]
+		if start && c != ' ' && c != '\n' && c != '\t' {
+			b = append(b, prefix...)
+			start = false
+		}
+		b = append(b, c)
+		if c == ',' {
+			start = true
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestOpenAppliesMigrationsOnce(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := Open(ctx, Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := Migrations()
+	var n int
+	if err := st.Read().QueryRow(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != len(ms) {
+		t.Fatalf("schema_migrations has %d rows (%v), want %d", n, err, len(ms))
+	}
+	st.Close()
+	st, err = Open(ctx, Options{DataDir: dir})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer st.Close()
+	if err := st.Read().QueryRow(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != len(ms) {
+		t.Fatalf("after reopen schema_migrations has %d rows, want %d", n, len(ms))
+	}
+}
+
+func TestSecondOpenOnSameDataDirIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(context.Background(), Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = Open(context.Background(), Options{DataDir: dir})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "agentmail.db.lock") {
+		t.Fatalf("second Open: %v, want ErrLocked naming the lock file", err)
+	}
+}
+
+func TestDatabaseURLSelectsSQLitePath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "mail.db")
+	st, err := Open(context.Background(), Options{DatabaseURL: "sqlite://" + path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.Path() != path {
+		t.Fatalf("Path() = %q, want %q", st.Path(), path)
+	}
+	if _, err := Open(context.Background(), Options{DatabaseURL: "mysql://x"}); err == nil {
+		t.Fatal("an unknown DATABASE_URL scheme was accepted")
+	}
+}
+
+func TestWriteRollsBackOnError(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	err := st.Write(ctx, func(q *Q) error {
+		if _, err := q.ClaimName(ctx, "alice", KindPerson, time.Now()); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Write = %v", err)
+	}
+	if _, err := st.Read().NameKind(ctx, "alice"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("name survived a rolled back transaction: %v", err)
+	}
+}
+
+func TestClaimNameIsUniqueAcrossKinds(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	err := st.Write(ctx, func(q *Q) error {
+		ok, err := q.ClaimName(ctx, "dsh", KindAgent, time.Now())
+		if err != nil || !ok {
+			t.Fatalf("first claim: %v %v", ok, err)
+		}
+		ok, err = q.ClaimName(ctx, "dsh", KindPerson, time.Now())
+		if err != nil || ok {
+			t.Fatalf("second claim: ok=%v err=%v, want false, nil", ok, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEventIDsGrow(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	var ids []int64
+	for i := 0; i < 3; i++ {
+		err := st.Write(ctx, func(q *Q) error {
+			id, err := q.InsertEvent(ctx, "dsh", "new_mail", []byte(`{}`), time.Now())
+			ids = append(ids, id)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !(ids[0] < ids[1] && ids[1] < ids[2]) {
+		t.Fatalf("event ids %v do not grow", ids)
+	}
+	evs, err := st.Read().EventsAfter(ctx, ids[0], 10)
+	if err != nil || len(evs) != 2 || evs[0].ID != ids[1] {
+		t.Fatalf("EventsAfter = %+v, %v", evs, err)
+	}
+}
+
+func TestPostgresRebindNumbersPlaceholders(t *testing.T) {
+	p := &Postgres{}
+	got := p.Rebind(`SELECT a FROM t WHERE a = ? AND b = '?' AND c IN (?, ?)`)
+	want := `SELECT a FROM t WHERE a = $1 AND b = '?' AND c IN ($2, $3)`
+	if got != want {
+		t.Fatalf("Rebind = %q, want %q", got, want)
+	}
+}
