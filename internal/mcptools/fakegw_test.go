@@ -307,7 +307,6 @@ func (fg *fakeGateway) upload(w http.ResponseWriter, r *http.Request) {
 	writeErr(w, 400, "bad_request", "no file field", "file", "")
 }
 
-
 func (fg *fakeGateway) schedule(w http.ResponseWriter, r *http.Request, seg []string) {
 	var raw map[string]any
 	if r.Body != nil && (r.Method == "POST" || r.Method == "PATCH") {

@@ -583,7 +583,7 @@ func (s *Server) connectToServer(ctx context.Context, a args) (string, error) {
 	})
 	if err != nil {
 		if client.StatusOf(err) == 401 {
-			return "", fmt.Errorf("the gateway at %s does not know this agent key (starting %q)%s: an admin registers it with POST /api/v1/admin/agent-keys {\"agent_name\": %q, \"key_token\": <the key>}, then call connect_to_server again: %w",
+			return "", fmt.Errorf("the gateway at %s does not know this agent key (starting %q)%s: an admin registers it with POST /api/v1/admin/agent-keys {\"agent_name\": %q, \"key_token\": <the key>}, then call connect_to_server again (%v)",
 				url, keyPrefix(key), note, name, err)
 		}
 		return "", err

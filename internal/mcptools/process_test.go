@@ -1,0 +1,342 @@
+package mcptools
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// agentmailBinary builds cmd/agentmail once per test run into its own
+// temporary directory (which is then a protected path of the processes it
+// starts: the bridge's own install).
+func agentmailBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "agentmail-bin-")
+		if buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "agentmail")
+		cmd := exec.Command("go", "build", "-o", builtBin, "github.com/agentmail/agentmail/cmd/agentmail")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/agentmail: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// mcpProcess is `agentmail mcp` running as a child process, spoken to in
+// newline-delimited JSON-RPC.
+type mcpProcess struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan map[string]any
+	stderr *syncBuffer
+	done   chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startMCP(t *testing.T, env map[string]string, dir string) *mcpProcess {
+	t.Helper()
+	cmd := exec.Command(agentmailBinary(t), "mcp")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &mcpProcess{t: t, cmd: cmd, lines: make(chan map[string]any, 64), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("stdout line is not JSON (stdout must carry only the protocol): %q", sc.Text())
+				continue
+			}
+			p.lines <- m
+		}
+		close(p.lines)
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = p.stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("agentmail mcp stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+func (p *mcpProcess) send(msg map[string]any) {
+	p.t.Helper()
+	msg["jsonrpc"] = "2.0"
+	b, _ := json.Marshal(msg)
+	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
+		p.t.Fatalf("write to agentmail mcp: %v", err)
+	}
+}
+
+// rpc sends a request and waits (generously) for the answer with its id.
+func (p *mcpProcess) rpc(id any, method string, params any) map[string]any {
+	p.t.Helper()
+	msg := map[string]any{"id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	p.send(msg)
+	want, _ := json.Marshal(id)
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("agentmail mcp closed stdout while waiting for %s; stderr:\n%s", method, p.stderr.String())
+			}
+			got, _ := json.Marshal(m["id"])
+			if m["method"] == nil && bytes.Equal(got, want) {
+				return m
+			}
+		case <-deadline:
+			p.t.Fatalf("no answer to %s within 60 s", method)
+		}
+	}
+}
+
+func errorCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// callText calls a tool over the process and returns text and isError.
+func (p *mcpProcess) callTool(id int, name string, args map[string]any) (string, bool) {
+	p.t.Helper()
+	m := p.rpc(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	if m["error"] != nil {
+		p.t.Fatalf("tools/call %s: protocol error %v (tool errors must be isError results)", name, m["error"])
+	}
+	res, _ := m["result"].(map[string]any)
+	var b strings.Builder
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if cm, ok := c.(map[string]any); ok {
+			s, _ := cm["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	isErr, _ := res["isError"].(bool)
+	return b.String(), isErr
+}
+
+// processEnv is the environment of an `agentmail mcp` child wired to fg.
+func processEnv(fg *fakeGateway, ws, home, tier string) map[string]string {
+	return map[string]string{
+		"HOME":                         home,
+		"AGENTMAIL_GATEWAY_URL":        fg.URL(),
+		"AGENTMAIL_AGENT_KEY":          fg.key,
+		"AGENTMAIL_AGENT_NAME":         "claude",
+		"AGENTMAIL_SESSION_ID":         "s_1",
+		"AGENTMAIL_MAIL_ID":            "m_0",
+		"AGENTMAIL_WORKSPACE":          ws,
+		"AGENTMAIL_PERMISSION_MODE":    tier,
+		"AGENTMAIL_PERMISSION_WAIT_MS": "60000",
+		"AGENTMAIL_DATA_DIR":           filepath.Join(home, "gateway-data"),
+	}
+}
+
+// claudeDiscoverProbe is the exact probe Claude Code 2.1.328 sends before
+// initialize (captured from the real binary).
+var claudeDiscoverProbe = map[string]any{"_meta": map[string]any{
+	"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+	"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "claude-code", "title": "Claude Code", "version": "2.1.328"},
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{"roots": map[string]any{"listChanged": true}, "elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
+}}
+
+func TestMCPProcessSpeaksJSONRPCOverStdio(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2025-06-18"} {
+		t.Run(version, func(t *testing.T) {
+			fg := newFakeGateway(t)
+			fg.addMail(sampleMail("m_1"))
+			ws, home := realDir(t), realDir(t)
+			p := startMCP(t, processEnv(fg, ws, home, "workspace"), ws)
+
+			// Claude Code's probe, before initialize: "method not found".
+			m := p.rpc("server-discover-probe-1", "server/discover", claudeDiscoverProbe)
+			if errorCode(m) != -32601 {
+				t.Fatalf("server/discover answered %v, want error -32601 (method not found)", m)
+			}
+			m = p.rpc(0, "initialize", map[string]any{
+				"protocolVersion": version, "capabilities": map[string]any{},
+				"clientInfo": map[string]any{"name": "test", "version": "1"},
+			})
+			res, _ := m["result"].(map[string]any)
+			if res["protocolVersion"] != version {
+				t.Fatalf("initialize answered %v, want protocol %s", m, version)
+			}
+			if info, _ := res["serverInfo"].(map[string]any); info["name"] != "agentmail" {
+				t.Errorf("serverInfo %v", res["serverInfo"])
+			}
+			p.send(map[string]any{"method": "notifications/initialized"})
+
+			m = p.rpc(1, "tools/list", map[string]any{})
+			res, _ = m["result"].(map[string]any)
+			tools, _ := res["tools"].([]any)
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.(map[string]any)["name"].(string))
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, wantTools) {
+				t.Errorf("tools/list = %v, want %v", names, wantTools)
+			}
+
+			text, isErr := p.callTool(2, "read_inbox", map[string]any{})
+			if isErr || !strings.Contains(text, "mail_id: m_1") || !strings.Contains(text, "Cc: bob, ops@/srv/ops") {
+				t.Errorf("read_inbox (isError %v):\n%s", isErr, text)
+			}
+			if fg.isUnread("m_1") {
+				t.Errorf("read_inbox did not mark the listed mail read")
+			}
+			text, isErr = p.callTool(3, "send_mail", map[string]any{"to": "bob", "subject": "s"})
+			if !isErr || !strings.Contains(text, "body is required") {
+				t.Errorf("send_mail without body: isError %v, %q", isErr, text)
+			}
+			if m := p.rpc(4, "no/such/method", nil); errorCode(m) != -32601 {
+				t.Errorf("unknown method answered %v", m)
+			}
+
+			// The count in the start-up log comes from registration.
+			if want := fmt.Sprintf("count=%d", len(wantTools)); !strings.Contains(p.stderr.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
+			}
+			// Closing stdin ends the server cleanly.
+			_ = p.stdin.Close()
+			select {
+			case err := <-p.done:
+				if err != nil {
+					t.Errorf("agentmail mcp exited with %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("agentmail mcp did not exit after stdin closed")
+			}
+		})
+	}
+}
+
+func initProcess(t *testing.T, p *mcpProcess) {
+	t.Helper()
+	m := p.rpc(0, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	if m["error"] != nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	p.send(map[string]any{"method": "notifications/initialized"})
+}
+
+// The gate across the process boundary: the per-turn environment reaches
+// the gate, a person's approval lets the command run, a denial does not,
+// and the binary's own directory is protected.
+func TestMCPProcessGatedRunCommand(t *testing.T) {
+	fg := newFakeGateway(t)
+	ws, home := realDir(t), realDir(t)
+	p := startMCP(t, processEnv(fg, ws, home, "workspace"), ws)
+	initProcess(t, p)
+
+	fg.mu.Lock()
+	fg.decide = approveOn(2, "approve")
+	fg.mu.Unlock()
+	text, isErr := p.callTool(1, "run_command", map[string]any{"command": "echo approved > approved.txt"})
+	if isErr {
+		t.Fatalf("approved run_command failed:\n%s", text)
+	}
+	assertContent(t, filepath.Join(ws, "approved.txt"), "approved\n")
+	reqs := fg.permissionRequests()
+	if len(reqs) != 1 || reqs[0].SessionID != "s_1" || reqs[0].Scope != ws {
+		t.Fatalf("permission requests %+v", reqs)
+	}
+
+	fg.mu.Lock()
+	fg.decide = denyOn(1, "deny", "no")
+	fg.mu.Unlock()
+	text, isErr = p.callTool(2, "write_file", map[string]any{"path": "denied.txt", "content": "x"})
+	if !isErr || !strings.Contains(text, "denied") {
+		t.Errorf("denied write_file: isError %v %q", isErr, text)
+	}
+	assertAbsent(t, filepath.Join(ws, "denied.txt"))
+
+	// The tool server's own install directory is protected.
+	bin := agentmailBinary(t)
+	text, isErr = p.callTool(3, "write_file", map[string]any{"path": filepath.Join(filepath.Dir(bin), "agentmail"), "content": "x"})
+	if !isErr || !strings.Contains(text, "protected path") {
+		t.Errorf("writing over the binary: isError %v %q", isErr, text)
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.Size() < 1000 {
+		t.Errorf("the binary was changed: %v", err)
+	}
+	if n := len(fg.permissionRequests()); n != 2 {
+		t.Errorf("want 2 permission requests (the protected write asks nobody), got %d", n)
+	}
+}
