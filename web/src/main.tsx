@@ -1,13 +1,13 @@
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
+import { App } from './App'
+import { I18nProvider } from './i18n'
 import './index.css'
-
-function Placeholder() {
-  return <div className="p-8 text-lg">AgentMail</div>
-}
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <Placeholder />
+    <I18nProvider>
+      <App />
+    </I18nProvider>
   </StrictMode>,
 )

@@ -1,0 +1,225 @@
+import { useId, useMemo, useRef, useState } from 'react'
+import { api } from '../api/client'
+import type { Attachment, Mail } from '../api/types'
+import { useI18n } from '../i18n'
+import { isParsed, parseAddress, splitAddressList } from '../lib/address'
+import { parseBudgetInput } from '../lib/budget'
+import { formatBytes } from '../lib/format'
+import { navigate } from '../router'
+import { errorText, useApp, type ComposeInit } from '../state'
+import { AddressInput, AddressPreviewLine, useAddressPreview } from './Address'
+import { Markdown } from './Markdown'
+import { Button, Field, Icon, Modal, inputClass } from './ui'
+
+interface Upload {
+  key: number
+  name: string
+  size: number
+  state: 'uploading' | 'done' | 'error'
+  attachment?: Attachment
+  error?: string
+}
+
+function prefixed(prefix: string, subject: string): string {
+  const s = subject.trim()
+  return s.toLowerCase().startsWith(prefix.toLowerCase()) ? s : `${prefix} ${s}`
+}
+
+/** initialFields derives To / Cc / Subject for a reply, reply-all or forward. */
+export function initialFields(init: ComposeInit, me: string): { to: string; cc: string; subject: string } {
+  if (init.mode === 'new') return { to: init.to ?? '', cc: '', subject: '' }
+  const m: Mail = init.mail
+  if (init.mode === 'forward') return { to: '', cc: '', subject: prefixed('Fwd:', m.subject) }
+  const rec = m.recipients ?? []
+  const mine = m.from_name === me
+  const to = mine ? rec.find((r) => r.role === 'to')?.address ?? '' : m.from_address || m.from_name
+  let cc = ''
+  if (init.mode === 'replyAll') {
+    const others = rec.filter((r) => r.name !== me && r.address !== to).map((r) => r.address)
+    cc = Array.from(new Set(others)).join(', ')
+  }
+  return { to, cc, subject: prefixed('Re:', m.subject) }
+}
+
+/**
+ * ComposeDialog writes a new mail, a reply, a reply-all or a forward. It
+ * previews where the address resolves before sending (an unknown alias is
+ * an error, never a new session), uploads attachments first
+ * (POST /me/attachments) and sends their ids, and takes a round budget for
+ * new sessions (empty = the agent's default).
+ */
+export function ComposeDialog({ init }: { init: ComposeInit }) {
+  const { t } = useI18n()
+  const { me, closeCompose, notify, refreshCounts } = useApp()
+  const first = useMemo(() => initialFields(init, me.username), [init, me.username])
+  const [to, setTo] = useState(first.to)
+  const [cc, setCc] = useState(first.cc)
+  const [subject, setSubject] = useState(first.subject)
+  const [body, setBody] = useState('')
+  const [budget, setBudget] = useState('')
+  const [tab, setTab] = useState<'write' | 'preview'>('write')
+  const [uploads, setUploads] = useState<Upload[]>([])
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState('')
+  const [tried, setTried] = useState(false)
+  const fileRef = useRef<HTMLInputElement>(null)
+  const uploadSeq = useRef(0)
+  const ids = { preview: useId(), cc: useId() }
+
+  const mode = init.mode
+  const isReply = mode === 'reply' || mode === 'replyAll'
+  const isForward = mode === 'forward'
+  const preview = useAddressPreview(to)
+  const ccList = splitAddressList(cc)
+  const badCc = ccList.filter((a) => !isParsed(parseAddress(a)))
+  const budgetParsed = parseBudgetInput(budget)
+  const uploading = uploads.some((u) => u.state === 'uploading')
+
+  const title = isForward ? t('compose.titleForward') : isReply ? t('compose.titleReply') : t('compose.title')
+
+  const addFiles = (files: FileList | null) => {
+    if (!files) return
+    for (const f of Array.from(files)) {
+      const key = ++uploadSeq.current
+      setUploads((u) => [...u, { key, name: f.name, size: f.size, state: 'uploading' }])
+      api.upload(f).then(
+        (a) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'done', attachment: a } : x))),
+        (e) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'error', error: errorText(e) } : x))),
+      )
+    }
+    if (fileRef.current) fileRef.current.value = ''
+  }
+
+  const send = async () => {
+    setTried(true)
+    setError('')
+    if (to.trim() === '') return setError(t('compose.needTo'))
+    if (!isForward && subject.trim() === '') return setError(t('compose.needSubject'))
+    if (!preview || preview.blocksSend || badCc.length > 0 || !budgetParsed.ok) return setError(t('compose.fixAddress'))
+    setBusy(true)
+    try {
+      const res = isForward
+        ? await api.forward(init.mail.mail_id, { to: to.trim(), cc: cc.trim() || undefined, subject: subject.trim() || undefined, body })
+        : await api.send({
+            to: to.trim(),
+            cc: cc.trim() || undefined,
+            subject: subject.trim(),
+            body,
+            reply_to: isReply ? init.mail.mail_id : undefined,
+            attachment_ids: uploads.filter((u) => u.state === 'done').map((u) => u.attachment!.attachment_id),
+            round_budget: isReply ? undefined : budgetParsed.ok ? budgetParsed.value : undefined,
+          })
+      notify(t('compose.sent', { address: to.trim() }))
+      refreshCounts()
+      closeCompose()
+      if (res.session_id) navigate(`/inbox/${encodeURIComponent(res.session_id)}`)
+    } catch (e) {
+      setError(errorText(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <Modal title={title} onClose={closeCompose} wide fullOnNarrow testId="compose">
+      <form
+        className="flex flex-col gap-3 p-4"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void send()
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault()
+            void send()
+          }
+        }}
+      >
+        {isReply && <p className="text-xs text-slate-500">{t('compose.replyingTo', { name: init.mail.from_name })}</p>}
+        <Field label={t('compose.to')} hint={<AddressPreviewLine preview={preview} testId="address-preview" />}>
+          {(id, d) => (
+            <AddressInput id={id} describedBy={d} value={to} onChange={setTo} placeholder={t('compose.toPlaceholder')} testId="compose-to" autoFocus={!first.to} />
+          )}
+        </Field>
+        <Field
+          label={t('compose.cc')}
+          error={badCc.length > 0 ? t('preview.invalid', { problem: badCc.join(', ') }) : undefined}
+        >
+          {(id, d) => (
+            <input id={id} aria-describedby={d} className={inputClass} value={cc} onChange={(e) => setCc(e.target.value)} placeholder={t('compose.ccPlaceholder')} data-testid="compose-cc" autoComplete="off" />
+          )}
+        </Field>
+        <Field label={t('compose.subject')}>
+          {(id) => <input id={id} className={inputClass} value={subject} onChange={(e) => setSubject(e.target.value)} data-testid="compose-subject" autoFocus={!!first.to} />}
+        </Field>
+        {!isReply && !isForward && (
+          <Field label={t('compose.budget')} hint={t('compose.budgetHint')} error={!budgetParsed.ok ? t('budget.invalid') : undefined}>
+            {(id, d) => (
+              <input id={id} aria-describedby={d} className={`${inputClass} max-w-[10rem]`} inputMode="numeric" value={budget} onChange={(e) => setBudget(e.target.value)} data-testid="compose-budget" />
+            )}
+          </Field>
+        )}
+        <div className="flex flex-col gap-1">
+          <div className="flex items-center gap-2">
+            <span className="text-sm font-medium text-slate-700" id={ids.preview}>
+              {isForward ? t('compose.forwardNote') : t('compose.body')}
+            </span>
+            <div className="ml-auto flex rounded-md border border-slate-300 text-xs" role="tablist">
+              <button type="button" role="tab" aria-selected={tab === 'write'} className={`px-2 py-0.5 ${tab === 'write' ? 'bg-slate-100 font-semibold' : ''}`} onClick={() => setTab('write')}>
+                {t('compose.write')}
+              </button>
+              <button type="button" role="tab" aria-selected={tab === 'preview'} className={`px-2 py-0.5 ${tab === 'preview' ? 'bg-slate-100 font-semibold' : ''}`} onClick={() => setTab('preview')}>
+                {t('compose.preview')}
+              </button>
+            </div>
+          </div>
+          {tab === 'write' ? (
+            <textarea aria-labelledby={ids.preview} className={`${inputClass} min-h-[10rem] font-mono`} value={body} onChange={(e) => setBody(e.target.value)} data-testid="compose-body" />
+          ) : (
+            <div className="min-h-[10rem] rounded-md border border-slate-200 p-2">
+              <Markdown source={body} />
+            </div>
+          )}
+        </div>
+        {!isForward && (
+          <div className="flex flex-col gap-2">
+            <div>
+              <input ref={fileRef} type="file" multiple className="sr-only" id={`${ids.cc}-file`} data-testid="compose-file" onChange={(e) => addFiles(e.target.files)} />
+              <label htmlFor={`${ids.cc}-file`} className="inline-flex cursor-pointer items-center gap-1.5 rounded-md border border-slate-300 px-3 py-1.5 text-sm hover:bg-slate-50">
+                <Icon name="attach" className="h-4 w-4" />
+                {t('compose.attach')}
+              </label>
+            </div>
+            {uploads.length > 0 && (
+              <ul className="flex flex-wrap gap-2" data-testid="compose-attachments">
+                {uploads.map((u) => (
+                  <li key={u.key} className={`flex items-center gap-1 rounded-full border px-2 py-0.5 text-xs ${u.state === 'error' ? 'border-red-300 bg-red-50 text-red-800' : 'border-slate-300 bg-slate-50'}`} data-state={u.state}>
+                    <span>{u.state === 'uploading' ? t('compose.uploading', { name: u.name }) : u.name}</span>
+                    <span className="text-slate-500">{formatBytes(u.size)}</span>
+                    {u.error && <span>— {u.error}</span>}
+                    <button type="button" aria-label={t('compose.removeAttachment', { name: u.name })} className="ml-1 rounded-full px-1 hover:bg-slate-200" onClick={() => setUploads((x) => x.filter((y) => y.key !== u.key))}>
+                      ×
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        )}
+        {error && (
+          <p role="alert" className="rounded-md bg-red-50 p-2 text-sm text-red-800" data-testid="compose-error">
+            {error}
+          </p>
+        )}
+        <div className="sticky bottom-0 flex items-center gap-2 border-t border-slate-100 bg-white pt-3 pb-[env(safe-area-inset-bottom)]">
+          <Button type="submit" variant="primary" disabled={busy || uploading || (tried && !!preview?.blocksSend)} data-testid="compose-send">
+            {busy ? t('compose.sending') : t('compose.send')}
+          </Button>
+          <Button variant="ghost" onClick={closeCompose}>
+            {t('compose.discard')}
+          </Button>
+        </div>
+      </form>
+    </Modal>
+  )
+}

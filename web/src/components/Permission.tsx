@@ -1,0 +1,163 @@
+import { useEffect, useRef, useState } from 'react'
+import { api, ApiError } from '../api/client'
+import type { Permission } from '../api/types'
+import { useI18n } from '../i18n'
+import { formatFull } from '../lib/format'
+import { errorText, useApp } from '../state'
+import { Button, inputClass } from './ui'
+
+export type Decision = 'approve' | 'always' | 'deny'
+
+/**
+ * PermissionCard shows one permission request: the question, the tool and
+ * argument summary, Approve / Always / Deny with an optional note; once
+ * decided, who decided, when and how (on the page, by reply, by timeout).
+ */
+export function PermissionCard({
+  permission,
+  onDecided,
+  active,
+  register,
+}: {
+  permission: Permission
+  onDecided?: (p: Permission) => void
+  /** active cards answer y / n. */
+  active?: boolean
+  /** register receives the card's decide function while it is active. */
+  register?: (fn: ((d: Decision) => void) | null) => void
+}) {
+  const { t, locale } = useI18n()
+  const { notify, refreshCounts } = useApp()
+  const [note, setNote] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [err, setErr] = useState('')
+  const [p, setP] = useState(permission)
+  // A newer copy from the server (live update) replaces the local one.
+  useEffect(() => setP(permission), [permission])
+  const pending = p.status === 'pending'
+
+  const decide = async (d: Decision) => {
+    if (!pending || busy) return
+    setBusy(true)
+    setErr('')
+    try {
+      const res = await api.decide(p.mail_id, { decision: d, note: note.trim() || undefined })
+      setP(res)
+      notify(t('toast.decided', { decision: t(d === 'approve' ? 'perm.approve' : d === 'always' ? 'perm.always' : 'perm.deny') }))
+      refreshCounts()
+      onDecided?.(res)
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) {
+        setErr(t('perm.conflict'))
+        try {
+          const fresh = await api.mail(p.mail_id)
+          if (fresh.permission) setP(fresh.permission)
+        } catch {
+          /* keep the error shown */
+        }
+      } else {
+        setErr(errorText(e))
+      }
+    } finally {
+      setBusy(false)
+    }
+  }
+  const decideRef = useRef(decide)
+  decideRef.current = decide
+  const canKey = !!active && pending
+  useEffect(() => {
+    if (!register) return
+    register(canKey ? (d) => void decideRef.current(d) : null)
+    return () => register(null)
+  }, [register, canKey])
+
+  const options = p.options && p.options.length ? p.options : ['approve', 'always', 'deny']
+  const hasAlways = options.some((o) => /^(always|一直)/i.test(o))
+  const statusLabel =
+    p.status === 'approved' ? (p.always ? t('perm.approvedAlways') : t('perm.approved')) : p.status === 'denied' ? t('perm.denied') : t('perm.pending')
+  const tone =
+    p.status === 'approved' ? 'border-emerald-300 bg-emerald-50' : p.status === 'denied' ? 'border-red-300 bg-red-50' : 'border-amber-300 bg-amber-50'
+
+  return (
+    <section
+      className={`rounded-lg border-2 p-3 ${tone} ${active && pending ? 'ring-2 ring-blue-400' : ''}`}
+      aria-label={t('perm.title')}
+      data-testid="permission-card"
+      data-status={p.status}
+      data-mail-id={p.mail_id}
+    >
+      <header className="mb-2 flex flex-wrap items-center gap-2">
+        <span className="rounded bg-white/70 px-1.5 text-xs font-semibold uppercase tracking-wide text-slate-700">{t('perm.title')}</span>
+        <span className="text-sm text-slate-700">{t('perm.from', { agent: p.agent_name })}</span>
+        <span className="ml-auto text-xs font-semibold" data-testid="permission-status">
+          {statusLabel}
+        </span>
+      </header>
+      <p className="mb-2 whitespace-pre-wrap break-words text-sm font-medium text-slate-900">{p.question}</p>
+      {(p.tool || p.context) && (
+        <dl className="mb-2 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-xs">
+          {p.tool && (
+            <>
+              <dt className="text-slate-500">{t('perm.tool')}</dt>
+              <dd className="font-mono text-slate-800">{p.tool}</dd>
+            </>
+          )}
+          {p.context && (
+            <>
+              <dt className="text-slate-500">{t('perm.context')}</dt>
+              <dd>
+                <pre className="max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/70 p-1.5 font-mono text-slate-800">{p.context}</pre>
+              </dd>
+            </>
+          )}
+        </dl>
+      )}
+      {pending ? (
+        <div className="flex flex-col gap-2">
+          <label className="sr-only" htmlFor={`note-${p.mail_id}`}>
+            {t('perm.note')}
+          </label>
+          <input
+            id={`note-${p.mail_id}`}
+            className={inputClass}
+            placeholder={t('perm.notePlaceholder')}
+            value={note}
+            onChange={(e) => setNote(e.target.value)}
+            maxLength={2000}
+          />
+          <div className="flex flex-wrap items-center gap-2">
+            <Button variant="success" disabled={busy} onClick={() => void decide('approve')}>
+              {t('perm.approve')}
+            </Button>
+            {hasAlways && (
+              <Button variant="primary" disabled={busy} onClick={() => void decide('always')}>
+                {t('perm.always')}
+              </Button>
+            )}
+            <Button variant="danger" disabled={busy} onClick={() => void decide('deny')}>
+              {t('perm.deny')}
+            </Button>
+            {active && <span className="text-xs text-slate-500">{t('perm.keys')}</span>}
+            {p.expires_at && <span className="ml-auto text-xs text-slate-500">{t('perm.expires', { when: formatFull(p.expires_at, locale) })}</span>}
+          </div>
+        </div>
+      ) : (
+        <p className="text-xs text-slate-700" data-testid="permission-decided">
+          {p.decided_via === 'timeout'
+            ? `${t('perm.via.timeout')}, ${formatFull(p.decided_at, locale)}`
+            : t('perm.decidedBy', {
+                how: t(p.decided_via === 'reply' ? 'perm.via.reply' : 'perm.via.api'),
+                who: p.decided_by ?? '?',
+                when: formatFull(p.decided_at, locale),
+              })}
+          {p.note && <span className="mt-1 block whitespace-pre-wrap italic">“{p.note}”</span>}
+        </p>
+      )}
+      {err && (
+        <p role="alert" className="mt-2 text-xs text-red-700">
+          {err}
+        </p>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,262 @@
+// Small building blocks shared by the pages.
+import { useEffect, useId, useRef, type ButtonHTMLAttributes, type ReactNode } from 'react'
+import { useI18n } from '../i18n'
+import { errorText } from '../state'
+import { ApiError } from '../api/client'
+
+type Variant = 'primary' | 'secondary' | 'danger' | 'ghost' | 'success' | 'warn'
+
+const VARIANTS: Record<Variant, string> = {
+  primary: 'bg-blue-600 text-white hover:bg-blue-700 disabled:bg-blue-300',
+  secondary: 'bg-white text-slate-800 border border-slate-300 hover:bg-slate-50 disabled:text-slate-400',
+  danger: 'bg-red-600 text-white hover:bg-red-700 disabled:bg-red-300',
+  success: 'bg-emerald-600 text-white hover:bg-emerald-700 disabled:bg-emerald-300',
+  warn: 'bg-amber-500 text-white hover:bg-amber-600 disabled:bg-amber-300',
+  ghost: 'text-slate-700 hover:bg-slate-100 disabled:text-slate-400',
+}
+
+export function Button({
+  variant = 'secondary',
+  small,
+  className = '',
+  ...rest
+}: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: Variant; small?: boolean }) {
+  return (
+    <button
+      type="button"
+      className={`inline-flex items-center justify-center gap-1.5 rounded-md font-medium transition-colors motion-reduce:transition-none focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:cursor-not-allowed ${
+        small ? 'px-2 py-1 text-xs' : 'px-3 py-1.5 text-sm'
+      } ${VARIANTS[variant]} ${className}`}
+      {...rest}
+    />
+  )
+}
+
+export function IconButton({
+  label,
+  children,
+  className = '',
+  ...rest
+}: ButtonHTMLAttributes<HTMLButtonElement> & { label: string }) {
+  return (
+    <button
+      type="button"
+      aria-label={label}
+      title={label}
+      className={`inline-flex h-9 w-9 items-center justify-center rounded-md text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus-visible:outline-2 focus-visible:outline-blue-600 ${className}`}
+      {...rest}
+    >
+      {children}
+    </button>
+  )
+}
+
+export function Spinner({ label }: { label?: string }) {
+  const { t } = useI18n()
+  return (
+    <div role="status" className="flex items-center gap-2 p-4 text-sm text-slate-500">
+      <span className="h-4 w-4 animate-spin rounded-full border-2 border-slate-300 border-t-blue-600 motion-reduce:animate-none" />
+      {label ?? t('app.loading')}
+    </div>
+  )
+}
+
+export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  const { t } = useI18n()
+  const msg = error instanceof ApiError ? error.message : errorText(error)
+  const sug = error instanceof ApiError ? error.suggestion : undefined
+  return (
+    <div role="alert" className="m-3 rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
+      <p>{t('app.error', { message: msg })}</p>
+      {sug && <p className="mt-1">{t('app.suggestion', { suggestion: sug })}</p>}
+      {onRetry && (
+        <Button small className="mt-2" onClick={onRetry}>
+          {t('app.retry')}
+        </Button>
+      )}
+    </div>
+  )
+}
+
+export function Field({
+  label,
+  hint,
+  error,
+  children,
+}: {
+  label: string
+  hint?: ReactNode
+  error?: ReactNode
+  children: (id: string, describedBy: string | undefined) => ReactNode
+}) {
+  const id = useId()
+  const hintId = hint || error ? `${id}-hint` : undefined
+  return (
+    <div className="flex flex-col gap-1">
+      <label htmlFor={id} className="text-sm font-medium text-slate-700">
+        {label}
+      </label>
+      {children(id, hintId)}
+      {(hint || error) && (
+        <div id={hintId} className={`text-xs ${error ? 'text-red-700' : 'text-slate-500'}`}>
+          {error || hint}
+        </div>
+      )}
+    </div>
+  )
+}
+
+export const inputClass =
+  'w-full rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm text-slate-900 placeholder:text-slate-400 focus:border-blue-500 focus:outline-none focus:ring-2 focus:ring-blue-200'
+
+/** Modal is a dialog with focus kept inside; Escape closes it. */
+export function Modal({
+  title,
+  onClose,
+  children,
+  wide,
+  fullOnNarrow,
+  testId,
+}: {
+  title: string
+  onClose: () => void
+  children: ReactNode
+  wide?: boolean
+  fullOnNarrow?: boolean
+  testId?: string
+}) {
+  const { t } = useI18n()
+  const ref = useRef<HTMLDivElement>(null)
+  const titleId = useId()
+  useEffect(() => {
+    const prev = document.activeElement as HTMLElement | null
+    const el = ref.current
+    const first = el?.querySelector<HTMLElement>('[autofocus], input, textarea, select, button')
+    first?.focus()
+    return () => prev?.focus?.()
+  }, [])
+  const onKey = (e: React.KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.stopPropagation()
+      onClose()
+    }
+    if (e.key === 'Tab' && ref.current) {
+      const items = Array.from(
+        ref.current.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([disabled]), textarea, select, [tabindex]:not([tabindex="-1"])'),
+      )
+      if (items.length === 0) return
+      const first = items[0]
+      const last = items[items.length - 1]
+      if (e.shiftKey && document.activeElement === first) {
+        e.preventDefault()
+        last.focus()
+      } else if (!e.shiftKey && document.activeElement === last) {
+        e.preventDefault()
+        first.focus()
+      }
+    }
+  }
+  return (
+    <div
+      className={`fixed inset-0 z-40 flex justify-center bg-slate-900/40 ${fullOnNarrow ? 'items-stretch md:items-center' : 'items-center p-3'}`}
+      onMouseDown={(e) => {
+        if (e.target === e.currentTarget) onClose()
+      }}
+    >
+      <div
+        ref={ref}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+        data-testid={testId}
+        onKeyDown={onKey}
+        className={`flex max-h-full w-full flex-col overflow-hidden bg-white shadow-xl ${
+          fullOnNarrow ? 'md:max-h-[90vh] md:rounded-lg' : 'max-h-[90vh] rounded-lg'
+        } ${wide ? 'md:max-w-3xl' : 'md:max-w-lg'}`}
+      >
+        <div className="flex items-center justify-between border-b border-slate-200 px-4 py-2">
+          <h2 id={titleId} className="text-base font-semibold text-slate-900">
+            {title}
+          </h2>
+          <IconButton label={t('app.close')} onClick={onClose}>
+            <Icon name="close" />
+          </IconButton>
+        </div>
+        <div className="min-h-0 flex-1 overflow-y-auto">{children}</div>
+      </div>
+    </div>
+  )
+}
+
+const PATHS: Record<string, string> = {
+  inbox: 'M3 13h4l2 3h6l2-3h4M5 5h14l2 8v6H3v-6z',
+  waiting: 'M12 7v5l3 2M21 12a9 9 0 1 1-18 0 9 9 0 0 1 18 0z',
+  sent: 'M4 12l16-8-6 16-2-7-8-1z',
+  agents: 'M9 7a3 3 0 1 0 6 0 3 3 0 0 0-6 0M5 20c0-4 3-6 7-6s7 2 7 6',
+  account: 'M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21c0-4 4-6 8-6s8 2 8 6',
+  admin: 'M12 3l8 4v5c0 5-3.5 8-8 9-4.5-1-8-4-8-9V7z',
+  compose: 'M4 20h4L19 9l-4-4L4 16zM14 6l4 4',
+  close: 'M6 6l12 12M18 6L6 18',
+  menu: 'M4 7h16M4 12h16M4 17h16',
+  back: 'M15 5l-7 7 7 7',
+  list: 'M8 6h12M8 12h12M8 18h12M4 6h.01M4 12h.01M4 18h.01',
+  cards: 'M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z',
+  reply: 'M10 8L4 13l6 5M4 13h10a6 6 0 0 1 6 6',
+  replyAll: 'M11 8l-6 5 6 5M7 8l-6 5 6 5M5 13h9a6 6 0 0 1 6 6',
+  forward: 'M14 8l6 5-6 5M20 13H10a6 6 0 0 0-6 6',
+  tree: 'M6 3v18M6 8h6v5M6 16h6M12 13h6M12 16h6',
+  attach: 'M16 7l-7.5 7.5a2 2 0 0 0 3 3L19 10a4 4 0 0 0-6-6l-7.5 7.5a6 6 0 0 0 8.5 8.5L20 14',
+  help: 'M9.5 9a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .9-1 1.6V14M12 17.5h.01M21 12a9 9 0 1 1-18 0 9 9 0 0 1 18 0z',
+  download: 'M12 4v11M7 10l5 5 5-5M5 20h14',
+  unread: 'M4 6h16v12H4zM4 6l8 7 8-7',
+  logout: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
+}
+
+export function Icon({ name, className = 'h-5 w-5' }: { name: keyof typeof PATHS | string; className?: string }) {
+  return (
+    <svg
+      aria-hidden="true"
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth={1.8}
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      className={className}
+    >
+      <path d={PATHS[name] ?? ''} />
+    </svg>
+  )
+}
+
+/** Count shows a small number pill, nothing for zero. */
+export function Count({ n, tone = 'blue', label }: { n: number; tone?: 'blue' | 'amber'; label: string }) {
+  if (!n) return null
+  const cls = tone === 'amber' ? 'bg-amber-500 text-white' : 'bg-blue-600 text-white'
+  return (
+    <span className={`ml-auto rounded-full px-1.5 text-xs font-semibold leading-5 ${cls}`} aria-label={label} title={label}>
+      {n > 999 ? '999+' : n}
+    </span>
+  )
+}
+
+/** Copyable shows a secret once with a copy button. */
+export function SecretOnce({ value, testId }: { value: string; testId?: string }) {
+  const { t } = useI18n()
+  const copy = () => {
+    void navigator.clipboard?.writeText(value)
+  }
+  return (
+    <div className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm" role="status">
+      <p className="mb-2 font-medium text-amber-900">{t('keys.shownOnce')}</p>
+      <div className="flex items-center gap-2">
+        <code data-testid={testId} className="min-w-0 flex-1 break-all rounded bg-white px-2 py-1 font-mono text-xs">
+          {value}
+        </code>
+        <Button small onClick={copy}>
+          {t('app.copy')}
+        </Button>
+      </div>
+    </div>
+  )
+}

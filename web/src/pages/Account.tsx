@@ -1,0 +1,121 @@
+import { useState } from 'react'
+import { api, list } from '../api/client'
+import { Button, ErrorBox, Field, SecretOnce, Spinner, inputClass } from '../components/ui'
+import { LANGS, useI18n } from '../i18n'
+import { formatFull } from '../lib/format'
+import { useAsync } from '../lib/hooks'
+import { errorText, useApp } from '../state'
+import { KeyTable, LifecycleFields, useLifecycle } from './Keys'
+
+/** Account: the person's own client keys (token shown once) and their always-allow grants. */
+export function Account() {
+  const { t, lang, setLang, locale } = useI18n()
+  const { me, notify } = useApp()
+  const keys = useAsync(async () => list((await api.myKeys()).keys), [])
+  const grants = useAsync(async () => list((await api.grants()).grants), [])
+  const [label, setLabel] = useState('')
+  const lc = useLifecycle()
+  const [token, setToken] = useState('')
+  const [err, setErr] = useState('')
+
+  const create = async () => {
+    setErr('')
+    const l = lc.request()
+    if (!l) return setErr(t('keys.needExpiry'))
+    try {
+      const k = await api.createMyKey({ label: label.trim(), ...l })
+      setToken(k.key_token ?? '')
+      setLabel('')
+      keys.reload()
+    } catch (e) {
+      setErr(errorText(e))
+    }
+  }
+
+  return (
+    <section className="h-full overflow-y-auto p-3 md:p-6">
+      <div className="flex max-w-4xl flex-col gap-6">
+        <header>
+          <h1 className="text-lg font-semibold">{t('account.title')}</h1>
+          <p className="text-sm text-slate-600">{t('auth.signedInAs', { name: `${me.username} (${t(`admin.role.${me.role}`)})` })}</p>
+        </header>
+        <div className="flex items-center gap-2">
+          <span className="text-sm font-medium">{t('lang.label')}</span>
+          {LANGS.map((l) => (
+            <Button key={l} small variant={l === lang ? 'primary' : 'secondary'} onClick={() => setLang(l)} aria-pressed={l === lang}>
+              {t(`lang.${l}`)}
+            </Button>
+          ))}
+        </div>
+        <div>
+          <h2 className="text-base font-semibold">{t('account.keys')}</h2>
+          <p className="mb-2 text-sm text-slate-600">{t('account.keysHint')}</p>
+          <form
+            className="mb-3 grid gap-3 rounded-md border border-slate-200 p-3 sm:grid-cols-3"
+            onSubmit={(e) => {
+              e.preventDefault()
+              void create()
+            }}
+          >
+            <Field label={t('admin.label')}>{(id) => <input id={id} className={inputClass} value={label} onChange={(e) => setLabel(e.target.value)} data-testid="key-label" />}</Field>
+            <LifecycleFields {...lc} />
+            <div className="sm:col-span-3">
+              <Button type="submit" variant="primary" data-testid="key-create">
+                {t('account.createKey')}
+              </Button>
+              {err && (
+                <p role="alert" className="mt-2 text-sm text-red-700">
+                  {err}
+                </p>
+              )}
+            </div>
+          </form>
+          {token && <SecretOnce value={token} testId="key-token" />}
+          <div className="mt-3">
+            {keys.error ? <ErrorBox error={keys.error} onRetry={keys.reload} /> : !keys.data ? <Spinner /> : <KeyTable keys={keys.data} testId="my-keys" onRevoke={async (k) => { await api.revokeMyKey(k.key_id); keys.reload() }} />}
+          </div>
+        </div>
+        <div>
+          <h2 className="text-base font-semibold">{t('account.grants')}</h2>
+          <p className="mb-2 text-sm text-slate-600">{t('account.grantsHint')}</p>
+          {grants.error ? (
+            <ErrorBox error={grants.error} onRetry={grants.reload} />
+          ) : !grants.data ? (
+            <Spinner />
+          ) : grants.data.length === 0 ? (
+            <p className="text-sm text-slate-500">{t('account.noGrants')}</p>
+          ) : (
+            <table className="w-full text-left text-sm">
+              <thead className="text-xs text-slate-500">
+                <tr>
+                  <th className="py-1 pr-3">{t('account.grantAgent')}</th>
+                  <th className="py-1 pr-3">{t('account.grantTool')}</th>
+                  <th className="py-1 pr-3">{t('account.grantScope')}</th>
+                  <th className="py-1 pr-3">{t('account.grantBy')}</th>
+                  <th className="py-1 pr-3">{t('admin.created')}</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {grants.data.map((g) => (
+                  <tr key={g.grant_id}>
+                    <td className="py-1.5 pr-3">{g.agent_name}</td>
+                    <td className="py-1.5 pr-3 font-mono text-xs">{g.tool}</td>
+                    <td className="py-1.5 pr-3 font-mono text-xs">{g.scope}</td>
+                    <td className="py-1.5 pr-3">{g.granted_by}</td>
+                    <td className="py-1.5 pr-3 text-xs">{formatFull(g.created_at, locale)}</td>
+                    <td className="py-1.5 text-right">
+                      <Button small variant="danger" onClick={() => api.revokeGrant(g.grant_id).then(grants.reload, (e) => notify(errorText(e), 'error'))}>
+                        {t('keys.revoke')}
+                      </Button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </div>
+      </div>
+    </section>
+  )
+}

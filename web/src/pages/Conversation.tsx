@@ -1,0 +1,371 @@
+import { useCallback, useEffect, useRef, useState } from 'react'
+import { api, list } from '../api/client'
+import type { Mail, Run, Session } from '../api/types'
+import { BudgetBadge, BudgetEditor } from '../components/Budget'
+import { Markdown } from '../components/Markdown'
+import { PermissionCard, type Decision } from '../components/Permission'
+import { Button, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
+import { useI18n } from '../i18n'
+import { formatBytes, formatDuration, formatFull } from '../lib/format'
+import { useAsync, useIsNarrow } from '../lib/hooks'
+import { navigate } from '../router'
+import { errorText, useApp, useLive } from '../state'
+import { TreeView } from './Tree'
+
+/** ConversationActions are what shortcuts can ask of the open conversation. */
+export interface ConversationActions {
+  reply: () => void
+  replyAll: () => void
+  forward: () => void
+  decide: (d: Decision) => void
+}
+
+interface Loaded {
+  session: Session
+  mails: Mail[]
+  next?: string
+}
+
+export function Conversation({
+  sessionId,
+  focusMail,
+  treeMail,
+  basePath,
+  onBack,
+  actions,
+  onChanged,
+}: {
+  sessionId: string
+  focusMail?: string
+  treeMail?: string
+  basePath: string
+  onBack: () => void
+  actions: React.MutableRefObject<ConversationActions | null>
+  onChanged: () => void
+}) {
+  const { t, locale } = useI18n()
+  const { openCompose, refreshCounts, notify } = useApp()
+  const narrow = useIsNarrow()
+  const [editBudget, setEditBudget] = useState(false)
+  const [editAlias, setEditAlias] = useState<string | null>(null)
+  const decideRef = useRef<((d: Decision) => void) | null>(null)
+  const marked = useRef(new Set<string>())
+
+  const data = useAsync<Loaded>(async () => {
+    const [session, mails] = await Promise.all([api.session(sessionId), api.sessionMails(sessionId, { limit: 200 })])
+    return { session, mails: list(mails.mails), next: mails.next_cursor }
+  }, [sessionId])
+  const runs = useAsync<Run[]>(async () => list((await api.sessionRuns(sessionId)).runs), [sessionId])
+  const reload = data.reload
+  const reloadRuns = runs.reload
+
+  useLive((e) => {
+    const sid = (e.data as { session_id?: string }).session_id
+    if (e.name === 'resync' || sid === sessionId) {
+      reload()
+      if (e.name === 'run_updated' || e.name === 'resync') reloadRuns()
+    }
+  })
+
+  const loaded = data.data
+  const mails = loaded?.mails ?? []
+
+  // Opening a conversation reads it: mark what the person received and has not read.
+  useEffect(() => {
+    const ids = mails.filter((m) => m.role && !m.read && !marked.current.has(m.mail_id)).map((m) => m.mail_id)
+    if (ids.length === 0) return
+    ids.forEach((id) => marked.current.add(id))
+    api.markRead(ids).then(
+      () => {
+        refreshCounts()
+        onChanged()
+      },
+      () => ids.forEach((id) => marked.current.delete(id)),
+    )
+  }, [mails, refreshCounts, onChanged])
+
+  // Scroll the focused (or the latest) mail into view once loaded.
+  const scrolled = useRef(false)
+  useEffect(() => {
+    if (!loaded || scrolled.current || treeMail) return
+    scrolled.current = true
+    const id = focusMail ?? mails[mails.length - 1]?.mail_id
+    if (id) requestAnimationFrame(() => document.getElementById(`mail-${id}`)?.scrollIntoView({ block: focusMail ? 'center' : 'end' }))
+  }, [loaded, focusMail, mails, treeMail])
+
+  const target = useCallback((): Mail | undefined => {
+    if (focusMail) return mails.find((m) => m.mail_id === focusMail) ?? mails[mails.length - 1]
+    return mails[mails.length - 1]
+  }, [mails, focusMail])
+
+  useEffect(() => {
+    actions.current = {
+      reply: () => {
+        const m = target()
+        if (m) openCompose({ mode: 'reply', mail: m })
+      },
+      replyAll: () => {
+        const m = target()
+        if (m) openCompose({ mode: 'replyAll', mail: m })
+      },
+      forward: () => {
+        const m = target()
+        if (m) openCompose({ mode: 'forward', mail: m })
+      },
+      decide: (d) => decideRef.current?.(d),
+    }
+    return () => {
+      actions.current = null
+    }
+  }, [actions, target, openCompose])
+
+  const firstPending = mails.find((m) => m.permission?.status === 'pending')?.mail_id
+  const registerDecide = useCallback((fn: ((d: Decision) => void) | null) => {
+    decideRef.current = fn
+  }, [])
+
+  if (data.error && !loaded) return <ErrorBox error={data.error} onRetry={reload} />
+  if (!loaded) return <Spinner label={t('conv.loading')} />
+  const s = loaded.session
+  const address = s.agent_name ? `${s.agent_name}@${s.workspace}${s.alias ? '.' + s.alias : ''}` : s.alias
+  const treePath = (id: string) => `${basePath}/${encodeURIComponent(sessionId)}?tree=${encodeURIComponent(id)}`
+
+  const saveAlias = async () => {
+    if (editAlias === null) return
+    try {
+      const ns = await api.updateSession(s.session_id, { alias: editAlias.trim() })
+      notify(t('conv.aliasSaved', { alias: ns.alias }))
+      setEditAlias(null)
+      reload()
+      onChanged()
+    } catch (e) {
+      notify(errorText(e), 'error')
+    }
+  }
+
+  return (
+    <article className="flex h-full min-h-0 flex-col" aria-label={s.subject || t('list.noSubject')} data-testid="conversation" data-session-id={s.session_id}>
+      <header className="flex flex-col gap-1 border-b border-slate-200 px-3 py-2 md:px-5">
+        <div className="flex items-center gap-2">
+          {narrow && (
+            <IconButton label={t('conv.back')} onClick={onBack} data-testid="conv-back">
+              <Icon name="back" />
+            </IconButton>
+          )}
+          <h2 className="min-w-0 flex-1 truncate text-lg font-semibold text-slate-900" data-testid="conv-subject">
+            {s.subject || t('list.noSubject')}
+          </h2>
+          <div className="relative">
+            <BudgetBadge max={s.budget_max} used={s.used_rounds} onClick={() => setEditBudget((v) => !v)} expanded={editBudget} />
+            {editBudget && (
+              <div className="absolute right-0 top-full z-30 mt-1">
+                <BudgetEditor
+                  session={s}
+                  onDone={(ns) => {
+                    setEditBudget(false)
+                    if (ns) {
+                      reload()
+                      onChanged()
+                    }
+                  }}
+                />
+              </div>
+            )}
+          </div>
+          {treeMail ? (
+            <Button small onClick={() => navigate(`${basePath}/${encodeURIComponent(sessionId)}`)} data-testid="tree-close">
+              {t('conv.treeClose')}
+            </Button>
+          ) : (
+            <IconButton label={t('conv.tree')} onClick={() => { const m = target(); if (m) navigate(treePath(m.mail_id)) }} data-testid="tree-open">
+              <Icon name="tree" />
+            </IconButton>
+          )}
+        </div>
+        <div className="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-600">
+          {editAlias === null ? (
+            <button type="button" className="font-mono hover:underline" title={t('conv.renameAlias')} onClick={() => setEditAlias(s.alias)} data-testid="conv-address">
+              {address}
+            </button>
+          ) : (
+            <form className="flex items-center gap-1" onSubmit={(e) => { e.preventDefault(); void saveAlias() }}>
+              <label className="sr-only" htmlFor="alias-edit">{t('conv.alias')}</label>
+              <input id="alias-edit" className={`${inputClass} h-7 w-48 py-0 font-mono text-xs`} value={editAlias} onChange={(e) => setEditAlias(e.target.value)} autoFocus onKeyDown={(e) => { if (e.key === 'Escape') { e.stopPropagation(); setEditAlias(null) } }} />
+              <Button small type="submit" variant="primary">{t('app.save')}</Button>
+              <Button small variant="ghost" onClick={() => setEditAlias(null)}>{t('app.cancel')}</Button>
+            </form>
+          )}
+          {s.workspace && <span title={t('conv.workspace')}>📁 <span className="font-mono">{s.workspace}</span></span>}
+          <span title={t('conv.participants')}>👥 {list(s.participants).join(', ')}</span>
+        </div>
+      </header>
+
+      {treeMail ? (
+        <TreeView mailId={treeMail} onOpen={(n) => navigate(`/inbox/${encodeURIComponent(n.session_id)}?m=${encodeURIComponent(n.mail_id)}`)} />
+      ) : (
+        <div className="min-h-0 flex-1 overflow-y-auto px-3 py-3 md:px-5" data-testid="conv-scroll">
+          <Runs runs={runs.data ?? []} />
+          <ol className="flex flex-col gap-3">
+            {mails.map((m) => (
+              <li key={m.mail_id} id={`mail-${m.mail_id}`}>
+                <MailItem
+                  m={m}
+                  focused={m.mail_id === focusMail}
+                  locale={locale}
+                  activePermission={m.mail_id === firstPending}
+                  registerDecide={registerDecide}
+                  onDecided={() => {
+                    reload()
+                    onChanged()
+                  }}
+                />
+              </li>
+            ))}
+          </ol>
+          {mails.length > 0 && (
+            <div className="mt-4 flex flex-wrap gap-2 pb-[env(safe-area-inset-bottom)]">
+              <Button onClick={() => actions.current?.reply()} data-testid="action-reply">
+                <Icon name="reply" className="h-4 w-4" /> {t('conv.reply')}
+              </Button>
+              <Button onClick={() => actions.current?.replyAll()} data-testid="action-reply-all">
+                <Icon name="replyAll" className="h-4 w-4" /> {t('conv.replyAll')}
+              </Button>
+              <Button onClick={() => actions.current?.forward()} data-testid="action-forward">
+                <Icon name="forward" className="h-4 w-4" /> {t('conv.forward')}
+              </Button>
+            </div>
+          )}
+        </div>
+      )}
+    </article>
+  )
+}
+
+function kindLabel(m: Mail, t: ReturnType<typeof useI18n>['t']): string | null {
+  if (m.mail_type === 'failure_report') return t('conv.failure')
+  if (m.mail_type === 'reminder') return t('conv.reminder')
+  if (m.mail_type === 'permission_decision') return t('conv.decision')
+  if (m.relay === 'summary') return t('conv.relaySummary')
+  if (m.relay === 'permission') return t('conv.relayPermission')
+  return null
+}
+
+function MailItem({
+  m,
+  focused,
+  locale,
+  activePermission,
+  registerDecide,
+  onDecided,
+}: {
+  m: Mail
+  focused: boolean
+  locale: string
+  activePermission: boolean
+  registerDecide: (fn: ((d: Decision) => void) | null) => void
+  onDecided: () => void
+}) {
+  const { t } = useI18n()
+  const { openCompose } = useApp()
+  const to = list(m.recipients).filter((r) => r.role === 'to')
+  const cc = list(m.recipients).filter((r) => r.role === 'cc')
+  const label = kindLabel(m, t)
+  const failure = m.mail_type === 'failure_report'
+  return (
+    <div
+      className={`rounded-lg border bg-white p-3 shadow-sm ${focused ? 'ring-2 ring-blue-400' : ''} ${failure ? 'border-red-300' : 'border-slate-200'}`}
+      data-testid="mail"
+      data-mail-id={m.mail_id}
+      data-mail-type={m.mail_type}
+    >
+      <header className="mb-2 flex flex-wrap items-baseline gap-x-2 gap-y-0.5 text-sm">
+        <span className="font-semibold text-slate-900">{m.from_name}</span>
+        <span className="font-mono text-xs text-slate-500">{m.from_address}</span>
+        {label && <span className={`rounded px-1.5 text-[11px] font-medium ${failure ? 'bg-red-100 text-red-800' : 'bg-slate-100 text-slate-700'}`}>{label}</span>}
+        <time className="ml-auto text-xs text-slate-500" dateTime={m.created_at} title={formatFull(m.created_at, locale)}>
+          {formatFull(m.created_at, locale)}
+        </time>
+        <div className="basis-full text-xs text-slate-600">
+          {to.length > 0 && (
+            <span>
+              {t('conv.to')}: {to.map((r) => r.address).join(', ')}
+            </span>
+          )}
+          {cc.length > 0 && (
+            <span className="ml-3">
+              {t('conv.cc')}: {cc.map((r) => r.address).join(', ')}
+            </span>
+          )}
+        </div>
+      </header>
+      {m.permission ? (
+        <PermissionCard permission={m.permission} active={activePermission} register={activePermission ? registerDecide : undefined} onDecided={onDecided} />
+      ) : (
+        <Markdown source={m.body} className="text-sm text-slate-800" />
+      )}
+      {list(m.attachments).length > 0 && (
+        <div className="mt-3 border-t border-slate-100 pt-2">
+          <h3 className="mb-1 text-xs font-medium text-slate-500">{t('conv.attachments')}</h3>
+          <ul className="flex flex-wrap gap-2">
+            {list(m.attachments).map((a) => (
+              <li key={a.attachment_id}>
+                <a
+                  href={api.attachmentUrl(a.attachment_id)}
+                  download={a.filename}
+                  className="inline-flex items-center gap-1 rounded-md border border-slate-300 px-2 py-1 text-xs text-blue-700 hover:bg-slate-50"
+                  aria-label={t('conv.download', { name: a.filename })}
+                  data-testid="attachment-link"
+                >
+                  <Icon name="download" className="h-3.5 w-3.5" />
+                  {a.filename}
+                  <span className="text-slate-500">{formatBytes(a.size)}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <div className="mt-2 flex gap-1">
+        <IconButton className="h-7 w-7" label={t('conv.reply')} onClick={() => openCompose({ mode: 'reply', mail: m })}>
+          <Icon name="reply" className="h-4 w-4" />
+        </IconButton>
+        <IconButton className="h-7 w-7" label={t('conv.replyAll')} onClick={() => openCompose({ mode: 'replyAll', mail: m })}>
+          <Icon name="replyAll" className="h-4 w-4" />
+        </IconButton>
+        <IconButton className="h-7 w-7" label={t('conv.forward')} onClick={() => openCompose({ mode: 'forward', mail: m })}>
+          <Icon name="forward" className="h-4 w-4" />
+        </IconButton>
+      </div>
+    </div>
+  )
+}
+
+/** Runs lists the session's runs (seed 004), newest first, as small cards. */
+function Runs({ runs }: { runs: Run[] }) {
+  const { t, locale } = useI18n()
+  if (runs.length === 0) return null
+  const sorted = [...runs].sort((a, b) => b.started_at.localeCompare(a.started_at))
+  const tone = (s: string) => (s === 'failed' ? 'border-red-300 bg-red-50' : s === 'running' ? 'border-blue-300 bg-blue-50' : 'border-slate-200 bg-slate-50')
+  return (
+    <details className="mb-3 rounded-md border border-slate-200" data-testid="runs" open={sorted[0].state === 'running' || sorted[0].state === 'failed'}>
+      <summary className="cursor-pointer px-3 py-1.5 text-sm font-medium text-slate-700">
+        {t('conv.runs')} ({runs.length}) — {t(`run.${sorted[0].state}`)}
+      </summary>
+      <ul className="flex flex-col gap-2 p-2">
+        {sorted.slice(0, 10).map((r) => (
+          <li key={r.run_id} className={`rounded border p-2 text-xs ${tone(r.state)}`} data-testid="run-card" data-state={r.state}>
+            <div className="flex flex-wrap gap-x-3">
+              <strong>{t(`run.${r.state}`)}</strong>
+              {r.model && <span>{t('run.model')}: {r.model}</span>}
+              <span>{t('run.duration')}: {formatDuration(r.duration_ms)}</span>
+              {r.attempt > 1 && <span>{t('run.attempt', { n: r.attempt })}</span>}
+              <span className="ml-auto text-slate-500">{formatFull(r.started_at, locale)}</span>
+            </div>
+            {r.stop_reason && <div>{t('run.stop')}: {r.stop_reason}</div>}
+            {r.error && <pre className="mt-1 whitespace-pre-wrap break-words text-red-800">{r.error}</pre>}
+          </li>
+        ))}
+      </ul>
+    </details>
+  )
+}
