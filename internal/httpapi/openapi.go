@@ -70,7 +70,7 @@ type openAPIDoc = map[string]any
 // route with an empty method or a path not starting with "/", or the same
 // method and path twice.
 func BuildOpenAPI(routes []OpenAPIRoute, errorBody any) ([]byte, error) {
-	g := newSchemaGen()
+	g := newOASchemaGen()
 	errRef := g.schemaFor(reflect.TypeOf(errorBody))
 	paths := map[string]any{}
 	opIDs := map[string]string{}
@@ -126,15 +126,15 @@ func BuildOpenAPI(routes []OpenAPIRoute, errorBody any) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// chiParam matches a chi path parameter, with an optional regexp.
-var chiParam = regexp.MustCompile(`\{([^}:]+)(:[^}]*)?\}`)
+// oaChiParam matches a chi path parameter, with an optional regexp.
+var oaChiParam = regexp.MustCompile(`\{([^}:]+)(:[^}]*)?\}`)
 
 // openAPIPath turns a chi pattern into an OpenAPI path and its parameter
 // names ("/mail/{id:[0-9]+}" -> "/mail/{id}", ["id"]).
 func openAPIPath(pattern string) (string, []string) {
 	var names []string
-	path := chiParam.ReplaceAllStringFunc(pattern, func(m string) string {
-		sub := chiParam.FindStringSubmatch(m)
+	path := oaChiParam.ReplaceAllStringFunc(pattern, func(m string) string {
+		sub := oaChiParam.FindStringSubmatch(m)
 		names = append(names, sub[1])
 		return "{" + sub[1] + "}"
 	})
@@ -147,9 +147,9 @@ func openAPIPattern(pattern string) string {
 	return p
 }
 
-// operationID derives a unique camelCase id: GET /api/v1/me/mail/{id}/tree
+// oaOperationID derives a unique camelCase id: GET /api/v1/me/mail/{id}/tree
 // gives "getMeMailByIdTree".
-func operationID(method, path string) string {
+func oaOperationID(method, path string) string {
 	var b strings.Builder
 	b.WriteString(method)
 	for _, seg := range strings.Split(strings.TrimPrefix(path, "/api/v1"), "/") {
@@ -169,9 +169,9 @@ func operationID(method, path string) string {
 	return b.String()
 }
 
-// operationTag groups an operation by the first path segment after /api/v1
+// oaOperationTag groups an operation by the first path segment after /api/v1
 // ("me", "mail", "admin", ...); routes outside /api/v1 are "operations".
-func operationTag(path string) string {
+func oaOperationTag(path string) string {
 	if !strings.HasPrefix(path, "/api/v1/") {
 		return "operations"
 	}
@@ -206,10 +206,10 @@ func openAPISecurity(auth, method string) []any {
 }
 
 // operation builds one operation object.
-func (g *schemaGen) operation(r OpenAPIRoute, method, path string, pathParams []string, errRef map[string]any) map[string]any {
+func (g *oaSchemaGen) operation(r OpenAPIRoute, method, path string, pathParams []string, errRef map[string]any) map[string]any {
 	op := map[string]any{
-		"operationId": operationID(method, path),
-		"tags":        []any{operationTag(path)},
+		"operationId": oaOperationID(method, path),
+		"tags":        []any{oaOperationTag(path)},
 		"security":    openAPISecurity(r.Auth, method),
 	}
 	if r.Summary != "" {
@@ -302,39 +302,39 @@ func (g *schemaGen) operation(r OpenAPIRoute, method, path string, pathParams []
 	return op
 }
 
-// schemaGen turns Go types into JSON Schemas (draft 2020-12, as OpenAPI
+// oaSchemaGen turns Go types into JSON Schemas (draft 2020-12, as OpenAPI
 // 3.1 uses), collecting named struct types as components.
-type schemaGen struct {
+type oaSchemaGen struct {
 	components map[string]any
 	names      map[reflect.Type]string
 	taken      map[string]reflect.Type
 }
 
-func newSchemaGen() *schemaGen {
-	return &schemaGen{components: map[string]any{}, names: map[reflect.Type]string{}, taken: map[string]reflect.Type{}}
+func newOASchemaGen() *oaSchemaGen {
+	return &oaSchemaGen{components: map[string]any{}, names: map[reflect.Type]string{}, taken: map[string]reflect.Type{}}
 }
 
 var (
-	timeType       = reflect.TypeOf(time.Time{})
-	rawMessageType = reflect.TypeOf(json.RawMessage(nil))
-	marshalerType  = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	oaTimeType       = reflect.TypeOf(time.Time{})
+	oaRawMessageType = reflect.TypeOf(json.RawMessage(nil))
+	oaMarshalerType  = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 )
 
-// schemaFor returns the schema of t: pointers are nullable, time.Time is a
+// schemaFor returns the schema of t: pointers are oaNullable, time.Time is a
 // date-time string, interfaces and json.RawMessage accept anything, named
 // structs are $refs to components/schemas.
-func (g *schemaGen) schemaFor(t reflect.Type) map[string]any {
+func (g *oaSchemaGen) schemaFor(t reflect.Type) map[string]any {
 	if t == nil {
 		return map[string]any{}
 	}
 	switch {
-	case t == timeType:
+	case t == oaTimeType:
 		return map[string]any{"type": "string", "format": "date-time"}
-	case t == rawMessageType:
+	case t == oaRawMessageType:
 		return map[string]any{}
 	case t.Kind() == reflect.Pointer:
-		return nullable(g.schemaFor(t.Elem()))
-	case t.Kind() != reflect.Struct && t.Implements(marshalerType):
+		return oaNullable(g.schemaFor(t.Elem()))
+	case t.Kind() != reflect.Struct && t.Implements(oaMarshalerType):
 		return map[string]any{} // encodes itself; nothing known
 	}
 	switch t.Kind() {
@@ -377,27 +377,27 @@ func (g *schemaGen) schemaFor(t reflect.Type) map[string]any {
 
 // componentName names a struct type's component: its Go name, prefixed by
 // its package name when another type already has that name.
-func (g *schemaGen) componentName(t reflect.Type) string {
+func (g *oaSchemaGen) componentName(t reflect.Type) string {
 	if n, ok := g.names[t]; ok {
 		return n
 	}
-	name := sanitizeName(t.Name())
+	name := oaSanitizeName(t.Name())
 	if other, ok := g.taken[name]; ok && other != t {
 		pkg := t.PkgPath()
 		pkg = pkg[strings.LastIndex(pkg, "/")+1:]
-		name = sanitizeName(pkg) + name
+		name = oaSanitizeName(pkg) + name
 	}
 	g.names[t] = name
 	g.taken[name] = t
 	return name
 }
 
-var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+var oaNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-func sanitizeName(s string) string { return nameUnsafe.ReplaceAllString(s, "_") }
+func oaSanitizeName(s string) string { return oaNameUnsafe.ReplaceAllString(s, "_") }
 
-// nullable allows null besides s.
-func nullable(s map[string]any) map[string]any {
+// oaNullable allows null besides s.
+func oaNullable(s map[string]any) map[string]any {
 	if len(s) == 0 {
 		return s
 	}
@@ -412,8 +412,8 @@ func nullable(s map[string]any) map[string]any {
 	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }
 
-// jsonField is one field as encoding/json sees it.
-type jsonField struct {
+// oaJSONField is one field as encoding/json sees it.
+type oaJSONField struct {
 	name      string
 	typ       reflect.Type
 	omitempty bool
@@ -427,8 +427,8 @@ type jsonField struct {
 // exported fields under their json names, embedded structs promoted (the
 // shallower field wins a name clash), json:"-" skipped, omitempty fields
 // not required.
-func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
-	fields := jsonFields(t)
+func (g *oaSchemaGen) structSchema(t reflect.Type) map[string]any {
+	fields := oaJSONFields(t)
 	props := map[string]any{}
 	var required []any
 	for _, f := range fields {
@@ -450,9 +450,9 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 	return out
 }
 
-// jsonFields lists the encoded fields of struct t in encoding order.
-func jsonFields(t reflect.Type) []jsonField {
-	var all []jsonField
+// oaJSONFields lists the encoded fields of struct t in encoding order.
+func oaJSONFields(t reflect.Type) []oaJSONField {
+	var all []oaJSONField
 	order := 0
 	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
 	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
@@ -484,7 +484,7 @@ func jsonFields(t reflect.Type) []jsonField {
 			} else if !sf.IsExported() {
 				continue
 			}
-			f := jsonField{name: name, typ: ft, depth: depth, tagged: name != "", order: order}
+			f := oaJSONField{name: name, typ: ft, depth: depth, tagged: name != "", order: order}
 			order++
 			if f.name == "" {
 				f.name = sf.Name
@@ -506,18 +506,18 @@ func jsonFields(t reflect.Type) []jsonField {
 	}
 	walk(t, 0, map[reflect.Type]bool{})
 
-	byName := map[string][]jsonField{}
+	byName := map[string][]oaJSONField{}
 	for _, f := range all {
 		byName[f.name] = append(byName[f.name], f)
 	}
-	var out []jsonField
+	var out []oaJSONField
 	for _, fs := range byName {
 		sort.SliceStable(fs, func(i, j int) bool { return fs[i].depth < fs[j].depth })
 		best := fs[0]
 		if len(fs) > 1 && fs[1].depth == best.depth {
 			// Same depth: a single tagged field wins, otherwise encoding/json
 			// drops the name altogether.
-			var tagged []jsonField
+			var tagged []oaJSONField
 			for _, f := range fs {
 				if f.depth == best.depth && f.tagged {
 					tagged = append(tagged, f)

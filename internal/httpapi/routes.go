@@ -74,6 +74,7 @@ func coreRoutes() []Route {
 		// operations
 		{Method: "GET", Path: "/healthz", Auth: AuthNone, Summary: "Liveness", Response: map[string]string{}, Status: 200, Handler: (*Server).handleHealthz},
 		{Method: "GET", Path: "/readyz", Auth: AuthNone, Summary: "Readiness: the database answers", Response: map[string]string{}, Status: 200, Errors: []int{503}, Handler: (*Server).handleReadyz},
+		{Method: "GET", Path: p + "/openapi.json", Auth: AuthNone, Summary: "This API's OpenAPI 3.1 description", Response: map[string]any{}, Status: 200, Errors: []int{500}, Handler: (*Server).handleOpenAPI},
 
 		// accounts (issue 8 item 1)
 		{Method: "POST", Path: p + "/auth/login", Auth: AuthNone, Summary: "Sign in; sets the HttpOnly session cookie", Request: client.LoginRequest{}, Response: client.LoginResponse{}, Status: 200, Errors: []int{400, 401, 500}, Handler: (*Server).handleLogin},
