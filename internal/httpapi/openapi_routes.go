@@ -16,7 +16,9 @@ type openAPIExtra struct {
 }
 
 var (
-	oaLimit  = func(def int) OpenAPIParam { return OpenAPIParam{Name: "limit", Type: "integer", Default: def, Description: "at most this many items"} }
+	oaLimit = func(def int) OpenAPIParam {
+		return OpenAPIParam{Name: "limit", Type: "integer", Default: def, Description: "at most this many items"}
+	}
 	oaCursor = OpenAPIParam{Name: "cursor", Type: "string", Description: "next_cursor of the previous page"}
 	oaUpload = openAPIExtra{RequestContentType: "multipart/form-data"}
 )
@@ -32,14 +34,14 @@ var openAPIExtras = map[string]openAPIExtra{
 		{Name: "before", Type: "integer", Default: 20, Description: "nodes before the mail"},
 		{Name: "after", Type: "integer", Default: 20, Description: "nodes after the mail"}, oaCursor,
 	}},
-	"GET " + Prefix + "/me/sessions":             {Query: []OpenAPIParam{oaLimit(50), oaCursor}},
-	"GET " + Prefix + "/me/sessions/{id}/mails":  {Query: []OpenAPIParam{oaLimit(50), oaCursor}},
-	"GET " + Prefix + "/me/permissions":          {Query: []OpenAPIParam{{Name: "status", Enum: []string{"pending", "decided", "all"}, Default: "pending"}}},
-	"GET " + Prefix + "/address/suggest":         {Query: []OpenAPIParam{{Name: "q", Description: "what was typed so far"}, oaLimit(10)}},
-	"GET " + Prefix + "/address/resolve":         {Query: []OpenAPIParam{{Name: "address", Required: true, Description: "name@path.session"}}},
-	"GET " + Prefix + "/grants":                  {Query: []OpenAPIParam{{Name: "tool"}, {Name: "scope"}}},
-	"POST " + Prefix + "/attachments":            oaUpload,
-	"POST " + Prefix + "/me/attachments":         oaUpload,
+	"GET " + Prefix + "/me/sessions":            {Query: []OpenAPIParam{oaLimit(50), oaCursor}},
+	"GET " + Prefix + "/me/sessions/{id}/mails": {Query: []OpenAPIParam{oaLimit(50), oaCursor}},
+	"GET " + Prefix + "/me/permissions":         {Query: []OpenAPIParam{{Name: "status", Enum: []string{"pending", "decided", "all"}, Default: "pending"}}},
+	"GET " + Prefix + "/address/suggest":        {Query: []OpenAPIParam{{Name: "q", Description: "what was typed so far"}, oaLimit(10)}},
+	"GET " + Prefix + "/address/resolve":        {Query: []OpenAPIParam{{Name: "address", Required: true, Description: "name@path.session"}}},
+	"GET " + Prefix + "/grants":                 {Query: []OpenAPIParam{{Name: "tool"}, {Name: "scope"}}},
+	"POST " + Prefix + "/attachments":           oaUpload,
+	"POST " + Prefix + "/me/attachments":        oaUpload,
 	"GET " + Prefix + "/mail/inbox": {Query: []OpenAPIParam{
 		{Name: "status", Enum: []string{"unread", "read", "all"}, Default: "unread"}, oaLimit(5), oaCursor,
 		{Name: "mark_read", Type: "boolean", Default: true, Description: "T-1: marks exactly the listed mails read; never with status=all"},
