@@ -62,7 +62,8 @@ type mcpProcess struct {
 	stdin  io.WriteCloser
 	lines  chan map[string]any
 	stderr *syncBuffer
-	done   chan error
+	done   chan struct{} // closed when the process has exited
+	exit   error
 }
 
 type syncBuffer struct {
@@ -90,7 +91,7 @@ func startMCP(t *testing.T, env map[string]string, dir string) *mcpProcess {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &mcpProcess{t: t, cmd: cmd, lines: make(chan map[string]any, 64), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &mcpProcess{t: t, cmd: cmd, lines: make(chan map[string]any, 64), stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -115,7 +116,8 @@ func startMCP(t *testing.T, env map[string]string, dir string) *mcpProcess {
 			p.lines <- m
 		}
 		close(p.lines)
-		p.done <- cmd.Wait()
+		p.exit = cmd.Wait()
+		close(p.done)
 	}()
 	t.Cleanup(func() {
 		_ = p.stdin.Close()
@@ -276,9 +278,9 @@ func TestMCPProcessSpeaksJSONRPCOverStdio(t *testing.T) {
 			// Closing stdin ends the server cleanly.
 			_ = p.stdin.Close()
 			select {
-			case err := <-p.done:
-				if err != nil {
-					t.Errorf("agentmail mcp exited with %v", err)
+			case <-p.done:
+				if p.exit != nil {
+					t.Errorf("agentmail mcp exited with %v", p.exit)
 				}
 			case <-time.After(30 * time.Second):
 				t.Errorf("agentmail mcp did not exit after stdin closed")
