@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -176,16 +177,24 @@ type toolFunc func(ctx context.Context, a args) (string, error)
 func (s *Server) add(name, description string, schema map[string]any, fn toolFunc) {
 	s.names = append(s.names, name)
 	tool := &mcp.Tool{Name: name, Description: description, InputSchema: schema}
-	s.mcp.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.mcp.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool panicked", "tool", name, "panic", p)
+				res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s failed: internal error (%v)\n", name, p)}}}
+			}
+		}()
 		a, err := parseArgs(req.Params.Arguments)
 		var text string
 		if err == nil {
 			text, err = fn(ctx, a)
 		}
 		if err != nil {
-			s.log.Info("tool error", "tool", name, "session_id", s.cfg.SessionID, "err", err)
+			s.log.Info("tool call failed", "tool", name, "duration", time.Since(start), "err", err)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ErrorText(name, err)}}}, nil
 		}
+		s.log.Info("tool call", "tool", name, "duration", time.Since(start))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	})
 }

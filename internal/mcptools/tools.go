@@ -340,8 +340,9 @@ func (s *Server) forwardMail(ctx context.Context, a args) (string, error) {
 
 // ------------------------------------------------------------ attachments
 
-// protectedRefusal checks p against the protected paths and turns a hit
-// into a refusal made before anything else happens.
+// checkPath resolves p against the workspace and turns a protected hit
+// into a refusal made before anything else happens; an unresolvable path
+// is a bad argument.
 func (s *Server) checkPath(p string) (string, error) {
 	r, err := s.protected.Check(s.cfg.Workspace, p)
 	if err != nil {
