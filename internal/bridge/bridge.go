@@ -28,6 +28,9 @@ const (
 	listTimeout = 10 * time.Second
 	// catchUpPage is the inbox page size when catching up.
 	catchUpPage = 50
+	// sseConnectWait bounds how long the first heartbeat waits for the
+	// event stream's first connection attempt.
+	sseConnectWait = 10 * time.Second
 	// catchUpMaxPages bounds how much of the unread inbox a catch-up reads.
 	catchUpMaxPages = 20
 )
@@ -319,6 +322,15 @@ func minDuration(a, b time.Duration) time.Duration {
 // the event stream nor deliveries (B-2.5). The first good heartbeat's
 // pending_mails goes to firstBeat once (B-1.6, B-7.1).
 func (b *Bridge) heartbeats(ctx context.Context, firstBeat chan<- int) {
+	// The first heartbeat follows the event stream's first connection
+	// attempt, so a mail is either pushed or counted in pending_mails,
+	// never neither (the B-7.3 window).
+	select {
+	case <-b.sseReady:
+	case <-b.after(sseConnectWait):
+	case <-ctx.Done():
+		return
+	}
 	for {
 		b.heartbeat(ctx, firstBeat)
 		select {
