@@ -424,8 +424,10 @@ type Session struct {
 }
 
 // SessionList answers GET /api/v1/me/sessions (most recent activity first).
+// NextCursor, when set, is the cursor of the next (older) page.
 type SessionList struct {
-	Sessions []Session `json:"sessions"`
+	Sessions   []Session `json:"sessions"`
+	NextCursor string    `json:"next_cursor,omitempty"`
 }
 
 // UpdateSessionRequest is the body of PATCH /api/v1/me/sessions/{id}.

@@ -213,7 +213,7 @@ func (q *Q) Inbox(ctx context.Context, name, status string, limit int, beforeID 
 // when given.
 func (q *Q) SentMails(ctx context.Context, name string, limit int, beforeID string) ([]ViewedMail, error) {
 	query := `SELECT ` + mailCols + `, '', ? FROM mails WHERE from_name = ?`
-	args := []any{true, name}
+	args := []any{false, name}
 	if beforeID != "" {
 		query += ` AND mail_id < ?`
 		args = append(args, beforeID)

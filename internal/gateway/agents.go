@@ -1,0 +1,258 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// Agent statuses, from last_seen.
+const (
+	StatusOnline  = "online"
+	StatusOffline = "offline"
+)
+
+// AgentView converts a stored agent; Status is online when it was seen
+// within Config.OnlineWithin.
+func (s *Service) AgentView(a store.AgentRow) client.Agent {
+	st := StatusOffline
+	if a.LastSeen != nil && s.Now().Sub(*a.LastSeen) <= s.Config.OnlineWithin {
+		st = StatusOnline
+	}
+	return client.Agent{Name: a.Name, Platform: a.Platform, Status: st, LastSeen: a.LastSeen,
+		DefaultRounds: a.DefaultRounds, RegisteredAt: a.RegisteredAt}
+}
+
+// Register records the agent's platform and workspaces (W-2) and marks it
+// seen. Name must be the key's agent or empty: an agent cannot register as
+// another name. The W-2 type check of workspaces (an array of objects)
+// happens when the body is decoded; here each element needs a path or name.
+func (s *Service) Register(ctx context.Context, p *Principal, req client.RegisterRequest) (*client.Agent, error) {
+	if req.Name != "" && req.Name != p.Name {
+		return nil, Forbidden("name_mismatch", fmt.Sprintf("this key belongs to agent %q, not %q", p.Name, req.Name),
+			fmt.Sprintf("send name %q or leave it empty", p.Name))
+	}
+	if req.Workspaces == nil {
+		req.Workspaces = []client.Workspace{}
+	}
+	for i, w := range req.Workspaces {
+		if strings.TrimSpace(w.Path) == "" && strings.TrimSpace(w.Name) == "" {
+			return nil, Invalid(fmt.Sprintf("workspaces[%d]", i), "a workspace needs a name or a path",
+				"send [] (the path comes from each mail's to_workspace) or objects {name, path}")
+		}
+	}
+	ws, _ := json.Marshal(req.Workspaces)
+	var a store.AgentRow
+	err := s.Write(ctx, func(tx *Tx) error {
+		if err := tx.RegisterAgent(ctx, p.Name, strings.TrimSpace(req.Platform), string(ws), tx.Now); err != nil {
+			return err
+		}
+		var err error
+		a, err = tx.GetAgent(ctx, p.Name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := s.AgentView(a)
+	return &v, nil
+}
+
+// Heartbeat marks the agent seen and stores what it reports (W-3): a nil
+// platform_sessions or models (field omitted) keeps what the server has, an
+// empty list clears it (N-7). The answer carries the unread count, the
+// stats and the allowed models (models_unrestricted when no list is set).
+func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.HeartbeatRequest) (*client.HeartbeatResponse, error) {
+	if req.PlatformSessions != nil {
+		for i, ps := range *req.PlatformSessions {
+			if strings.TrimSpace(ps.PlatformID) == "" {
+				return nil, Invalid(fmt.Sprintf("platform_sessions[%d].platform_id", i), "platform_id is required", "")
+			}
+		}
+	}
+	if req.Models != nil {
+		for i, m := range *req.Models {
+			if strings.TrimSpace(m.Model) == "" {
+				return nil, Invalid(fmt.Sprintf("models[%d].model", i), "model is required", "")
+			}
+		}
+	}
+	resp := &client.HeartbeatResponse{Status: "ok", AllowedModels: []client.ModelRef{}}
+	err := s.Write(ctx, func(tx *Tx) error {
+		if err := tx.TouchAgent(ctx, p.Name, tx.Now); err != nil {
+			return err
+		}
+		if req.PlatformSessions != nil {
+			rows := make([]store.PlatformSessionRow, 0, len(*req.PlatformSessions))
+			for _, ps := range *req.PlatformSessions {
+				rows = append(rows, store.PlatformSessionRow{AgentName: p.Name, PlatformID: ps.PlatformID, Workspace: ps.Workspace,
+					Slug: ps.Slug, Title: ps.Title, MailDriven: ps.MailDriven, UpdatedAt: ps.UpdatedAt})
+			}
+			if err := tx.ReplacePlatformSessions(ctx, p.Name, rows); err != nil {
+				return err
+			}
+		}
+		if req.Models != nil {
+			rows := make([]store.ModelRow, 0, len(*req.Models))
+			for _, m := range *req.Models {
+				rows = append(rows, store.ModelRow{Provider: m.Provider, Model: m.Model, DisplayName: m.DisplayName})
+			}
+			if err := tx.ReplaceModelCatalog(ctx, p.Name, rows); err != nil {
+				return err
+			}
+		}
+		a, err := tx.GetAgent(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		resp.Stats = client.AgentStats{AgentName: a.Name, DefaultRounds: a.DefaultRounds, SentTotal: a.SentTotal}
+		if resp.PendingMails, err = tx.Unread(ctx, p.Name); err != nil {
+			return err
+		}
+		ps, err := tx.PlatformSessions(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		resp.PlatformSessionsSynced = len(ps)
+		ms, err := tx.ModelCatalog(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		resp.ModelsSynced = len(ms)
+		allowed, err := s.allowedModels(ctx, tx.Q, p.Name)
+		if err != nil {
+			return err
+		}
+		resp.AllowedModels, resp.ModelsUnrestricted = allowed.AllowedModels, allowed.ModelsUnrestricted
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// AllowedModels answers the agent's model scope (W-3): the list in priority
+// order, or models_unrestricted true when none is set.
+func (s *Service) AllowedModels(ctx context.Context, agent string) (*client.AllowedModels, error) {
+	return s.allowedModels(ctx, s.Read(), agent)
+}
+
+func (s *Service) allowedModels(ctx context.Context, q *store.Q, agent string) (*client.AllowedModels, error) {
+	list, restricted, err := q.AllowedModels(ctx, agent)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, agentNotFound(agent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &client.AllowedModels{AllowedModels: []client.ModelRef{}, ModelsUnrestricted: !restricted}
+	for _, m := range list {
+		out.AllowedModels = append(out.AllowedModels, client.ModelRef{Provider: m.Provider, Model: m.Model})
+	}
+	return out, nil
+}
+
+func agentNotFound(name string) error {
+	return NotFound("agent_not_found", fmt.Sprintf("no agent named %q", name), "list agents with GET /api/v1/agents")
+}
+
+// ListAgents answers every agent with its online status.
+func (s *Service) ListAgents(ctx context.Context) (*client.AgentList, error) {
+	rows, err := s.Read().ListAgents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.AgentList{Agents: []client.Agent{}}
+	for _, a := range rows {
+		out.Agents = append(out.Agents, s.AgentView(a))
+	}
+	return out, nil
+}
+
+// AgentDetail answers one agent with its catalogue, allowed models, mail
+// sessions (most recent first, at most 100) and platform session mirror.
+// viewer "" lists every session (admin); otherwise only sessions the viewer
+// takes part in.
+func (s *Service) AgentDetail(ctx context.Context, name, viewer string) (*client.AgentDetail, error) {
+	q := s.Read()
+	a, err := q.GetAgent(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, agentNotFound(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &client.AgentDetail{Agent: s.AgentView(a), Models: []client.Model{}, Sessions: []client.Session{},
+		PlatformSessions: []client.PlatformSession{}}
+	ms, err := q.ModelCatalog(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		out.Models = append(out.Models, client.Model{Provider: m.Provider, Model: m.Model, DisplayName: m.DisplayName})
+	}
+	allowed, err := s.allowedModels(ctx, q, name)
+	if err != nil {
+		return nil, err
+	}
+	out.AllowedModels, out.ModelsUnrestricted = allowed.AllowedModels, allowed.ModelsUnrestricted
+	sessions, err := q.SessionsOf(ctx, name, 100, 0, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range sessions {
+		if viewer != "" {
+			if _, err := q.Participant(ctx, row.SessionID, viewer); err != nil {
+				continue
+			}
+		}
+		v, err := s.sessionView(ctx, q, row, viewer)
+		if err != nil {
+			return nil, err
+		}
+		out.Sessions = append(out.Sessions, *v)
+	}
+	ps, err := q.PlatformSessions(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		out.PlatformSessions = append(out.PlatformSessions, client.PlatformSession{PlatformID: p.PlatformID, Workspace: p.Workspace,
+			Slug: p.Slug, Title: p.Title, MailDriven: p.MailDriven, UpdatedAt: p.UpdatedAt})
+	}
+	return out, nil
+}
+
+// UpdateAgent changes an agent's default round budget (admin).
+func (s *Service) UpdateAgent(ctx context.Context, name string, req client.UpdateAgentRequest) (*client.Agent, error) {
+	if req.DefaultRounds != nil && *req.DefaultRounds < 0 {
+		return nil, Invalid("default_rounds", "default_rounds must be 0 (unlimited) or more", "")
+	}
+	var a store.AgentRow
+	err := s.Write(ctx, func(tx *Tx) error {
+		var err error
+		if a, err = tx.GetAgent(ctx, name); errors.Is(err, store.ErrNotFound) {
+			return agentNotFound(name)
+		} else if err != nil {
+			return err
+		}
+		if req.DefaultRounds != nil {
+			if err := tx.SetAgentDefaultRounds(ctx, name, *req.DefaultRounds); err != nil {
+				return err
+			}
+			a.DefaultRounds = *req.DefaultRounds
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := s.AgentView(a)
+	return &v, nil
+}

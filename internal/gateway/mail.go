@@ -1,0 +1,514 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/address"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// Limits of a mail.
+const (
+	MaxSubjectRunes = 500
+	MaxBodyBytes    = 1 << 20
+	MaxRecipients   = 50
+	MaxRelayKey     = 256
+)
+
+// Send statuses (W-5.2).
+const (
+	SendStatusSent      = "sent"
+	SendStatusDuplicate = "duplicate_relay"
+)
+
+// errDuplicateRelay aborts a send whose relay_key lost a race; Send then
+// answers the original mail.
+var errDuplicateRelay = errors.New("duplicate relay")
+
+// sendSpec is a parsed send or forward.
+type sendSpec struct {
+	to            address.Address
+	toRaw         string
+	cc            []address.Address
+	subject       string
+	body          string
+	replyTo       string // reply: the session follows the replied mail unless the address names one
+	forwardOf     string // forward: parent link only, the session comes from the address (T-5)
+	sessionAlias  string
+	attachmentIDs []string
+	trustedAtts   []string // forwarded attachments: already visible to the sender
+	relay         string
+	relayKey      string
+	mailType      string
+	roundBudget   *int
+}
+
+// Send stores a mail from the principal (POST /mail/send for agents, W-5;
+// POST /me/mail/send for people). The sender is always the principal.
+//
+// Rules: `to` is one address, cc a list (W-5 separators); the session is
+// chosen by the address's session part (default / .new / .alias: an unknown
+// alias is a 404 and nothing is created, N-8) or, for a reply to an address
+// without a session part, is the replied mail's session. An agent's own mail
+// uses one round of the session budget (403 budget_exhausted at the limit);
+// a relay mail ("summary" | "permission", W-5) uses none, needs relay_key,
+// and a relay_key seen before answers status duplicate_relay storing
+// nothing; a summary relay must answer (reply_to) a mail the agent received
+// and a relay never opens a session. An agent may open at most
+// NewSessionLimit sessions per NewSessionWindow (429 with the wait).
+func (s *Service) Send(ctx context.Context, p *Principal, req client.SendMailRequest) (*client.SendMailResponse, error) {
+	spec, err := s.parseSend(p, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.send(ctx, p, spec)
+}
+
+func (s *Service) parseSend(p *Principal, req client.SendMailRequest) (*sendSpec, error) {
+	spec := &sendSpec{toRaw: strings.TrimSpace(req.To), subject: strings.TrimSpace(req.Subject), body: req.Body,
+		replyTo: strings.TrimSpace(req.ReplyTo), sessionAlias: req.SessionAlias, attachmentIDs: req.AttachmentIDs,
+		relay: req.Relay, relayKey: strings.TrimSpace(req.RelayKey), mailType: req.MailType, roundBudget: req.RoundBudget}
+	if err := s.parseAddresses(spec, req.Cc); err != nil {
+		return nil, err
+	}
+	if err := checkContent(spec); err != nil {
+		return nil, err
+	}
+	switch spec.relay {
+	case "":
+		if spec.relayKey != "" {
+			return nil, Invalid("relay_key", "relay_key is only for relay mails", `drop relay_key, or set relay to "summary" or "permission" (bridges only, W-5.3)`)
+		}
+	case client.RelaySummary, client.RelayPermission:
+		if !p.IsAgent() {
+			return nil, Invalid("relay", "relay mails are sent by bridges with an agent key", "drop relay")
+		}
+		if spec.relayKey == "" {
+			return nil, Invalid("relay_key", "relay_key is required when relay is set (W-5.1)", "use the platform's stable message or permission id")
+		}
+		if len(spec.relayKey) > MaxRelayKey {
+			return nil, Invalid("relay_key", fmt.Sprintf("relay_key is longer than %d bytes", MaxRelayKey), "")
+		}
+		if spec.relay == client.RelaySummary && spec.replyTo == "" {
+			return nil, Invalid("reply_to", "a summary relay must answer a mail: set reply_to to the mail the turn answered", "")
+		}
+	default:
+		return nil, Invalid("relay", fmt.Sprintf("relay %q is not one of \"\", \"summary\", \"permission\"", spec.relay),
+			"a mail the model writes itself carries no relay (W-5.3)")
+	}
+	switch spec.mailType {
+	case "", client.MailTypeNormal:
+		spec.mailType = client.MailTypeNormal
+	case client.MailTypeFailureReport:
+		if !p.IsAgent() {
+			return nil, Invalid("mail_type", "failure reports are sent by bridges", `use "normal" or leave it out`)
+		}
+	default:
+		return nil, Invalid("mail_type", fmt.Sprintf("mail_type %q cannot be sent here", spec.mailType),
+			`use "normal" (agents may also send "failure_report"); permission requests go to POST /api/v1/permission/request`)
+	}
+	if spec.roundBudget != nil {
+		if !p.IsPerson() {
+			return nil, Invalid("round_budget", "only a person sets a session's round budget", "drop round_budget")
+		}
+		if *spec.roundBudget < 0 {
+			return nil, Invalid("round_budget", "round_budget must be 0 (unlimited) or more", "")
+		}
+	}
+	return spec, nil
+}
+
+func (s *Service) parseAddresses(spec *sendSpec, cc string) error {
+	if spec.toRaw == "" {
+		return Invalid("to", "to is required", "write name@path.session, name@path.new, or a bare person name")
+	}
+	if len(address.SplitList(spec.toRaw)) > 1 {
+		return Invalid("to", "to holds more than one address", "put further recipients in cc")
+	}
+	to, err := address.Parse(spec.toRaw)
+	if err != nil {
+		return Invalid("to", err.Error(), "write name@path.session, name@path.new, or a bare person name")
+	}
+	spec.to = normalize(to)
+	for _, item := range address.SplitList(cc) {
+		a, err := address.Parse(item)
+		if err != nil {
+			return Invalid("cc", err.Error(), "separate cc addresses with commas")
+		}
+		spec.cc = append(spec.cc, normalize(a))
+	}
+	if len(spec.cc)+1 > MaxRecipients {
+		return Invalid("cc", fmt.Sprintf("at most %d recipients", MaxRecipients), "")
+	}
+	return nil
+}
+
+// normalize cleans an absolute path ("/tmp/x/" and "/tmp/x" are one
+// workspace).
+func normalize(a address.Address) address.Address {
+	if strings.HasPrefix(a.Path, "/") {
+		a.Path = path.Clean(a.Path)
+	}
+	return a
+}
+
+func checkContent(spec *sendSpec) error {
+	if utf8.RuneCountInString(spec.subject) > MaxSubjectRunes {
+		return Invalid("subject", fmt.Sprintf("subject is longer than %d characters", MaxSubjectRunes), "shorten it; the body has room")
+	}
+	if len(spec.body) > MaxBodyBytes {
+		return TooLarge("body_too_large", fmt.Sprintf("body is larger than %d bytes", MaxBodyBytes), "send the rest as an attachment")
+	}
+	if !utf8.ValidString(spec.subject) || !utf8.ValidString(spec.body) {
+		return Invalid("body", "subject and body must be UTF-8", "")
+	}
+	return nil
+}
+
+// target is a resolved recipient.
+type target struct {
+	addr address.Address
+	kind string
+	role string
+}
+
+func (s *Service) resolveName(ctx context.Context, q *store.Q, a address.Address, field string) (string, error) {
+	kind, err := q.NameKind(ctx, a.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", &Error{Kind: KindNotFound, Code: "recipient_not_found", Field: field,
+			Message:    fmt.Sprintf("no person or agent named %q", a.Name),
+			Suggestion: "check the name; GET /api/v1/contacts lists people and agents"}
+	}
+	return kind, err
+}
+
+func (s *Service) send(ctx context.Context, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
+	var resp *client.SendMailResponse
+	err := s.Write(ctx, func(tx *Tx) error {
+		var err error
+		resp, err = s.sendTx(ctx, tx, p, spec)
+		return err
+	})
+	if errors.Is(err, errDuplicateRelay) {
+		return s.duplicateRelay(ctx, s.Read(), p.Name, spec.relayKey)
+	}
+	return resp, err
+}
+
+// duplicateRelay answers a replayed relay_key with the original mail.
+func (s *Service) duplicateRelay(ctx context.Context, q *store.Q, agent, key string) (*client.SendMailResponse, error) {
+	id, err := q.RelayedMail(ctx, agent, key)
+	if err != nil {
+		return nil, err
+	}
+	resp := &client.SendMailResponse{Status: SendStatusDuplicate, MailID: id}
+	if m, err := q.GetMail(ctx, id); err == nil {
+		if sess, err := q.GetSession(ctx, m.SessionID); err == nil {
+			resp.SessionID, resp.SessionAlias = sess.SessionID, sess.Alias
+			resp.BudgetMax, resp.BudgetRemaining = sess.BudgetMax, remaining(sess)
+		}
+	}
+	return resp, nil
+}
+
+func remaining(sess store.SessionRow) int {
+	if sess.BudgetMax == 0 {
+		return 0
+	}
+	if r := sess.BudgetMax - sess.UsedRounds; r > 0 {
+		return r
+	}
+	return 0
+}
+
+func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
+	if spec.relay != "" {
+		if _, err := tx.RelayedMail(ctx, p.Name, spec.relayKey); err == nil {
+			return nil, errDuplicateRelay
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	senderKind := store.KindPerson
+	if p.IsAgent() {
+		senderKind = store.KindAgent
+	}
+	// The replied mail, which must be one the sender can see.
+	var parent *store.ViewedMail
+	if spec.replyTo != "" {
+		v, err := tx.ViewMail(ctx, spec.replyTo, p.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &Error{Kind: KindNotFound, Code: "mail_not_found", Field: "reply_to",
+				Message: "reply_to names no mail you sent or received", Suggestion: "use the mail_id of the mail you answer"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if spec.relay == client.RelaySummary && v.Role == "" {
+			return nil, Invalid("reply_to", "a summary relay must answer a mail the agent received, not one it sent",
+				"set reply_to to the mail that started the turn")
+		}
+		parent = &v
+	}
+	toKind, err := s.resolveName(ctx, tx.Q, spec.to, "to")
+	if err != nil {
+		return nil, err
+	}
+	if toKind == store.KindPerson {
+		spec.to.Path = "" // people have no workspace
+	}
+	targets := []target{{addr: spec.to, kind: toKind, role: "to"}}
+	for _, a := range spec.cc {
+		k, err := s.resolveName(ctx, tx.Q, a, "cc")
+		if err != nil {
+			return nil, err
+		}
+		if k == store.KindPerson {
+			a.Path = ""
+		}
+		targets = append(targets, target{addr: a, kind: k, role: "cc"})
+	}
+
+	// Choose the session.
+	var sess store.SessionRow
+	found := false
+	newSession := false
+	to := spec.to
+	switch {
+	case to.Session == address.SessionAlias:
+		sess, err = tx.SessionByAlias(ctx, to.Alias)
+		if err == nil {
+			if sess.AgentName != to.Name {
+				if _, perr := tx.Participant(ctx, sess.SessionID, to.Name); errors.Is(perr, store.ErrNotFound) {
+					return nil, aliasNotFound(to)
+				} else if perr != nil {
+					return nil, perr
+				}
+			}
+			found = true
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if !found && toKind == store.KindAgent {
+			// A session the platform reported in its heartbeat mirror
+			// (W-3) is known too: the first mail to its slug opens the
+			// mail session bound to it.
+			ps, perr := tx.PlatformSessionBySlug(ctx, to.Name, to.Alias, to.Path)
+			if perr == nil {
+				spec.sessionAlias = ps.Slug
+				if to.Path == "" {
+					to.Path = ps.Workspace
+					targets[0].addr.Path = ps.Workspace
+				}
+				sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, toKind, store.AliasPlatform, ps.PlatformID)
+				if err != nil {
+					return nil, err
+				}
+				found, newSession = true, true
+			} else if !errors.Is(perr, store.ErrNotFound) {
+				return nil, perr
+			}
+		}
+		if !found {
+			return nil, aliasNotFound(to)
+		}
+	case to.Session == address.SessionDefault && parent != nil:
+		sess, err = tx.GetSession(ctx, parent.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		found = true
+	case to.Session == address.SessionDefault:
+		if toKind == store.KindAgent && to.Path == "" {
+			return nil, Invalid("to", fmt.Sprintf("%q is an agent; its address needs a path", to.Name),
+				fmt.Sprintf("write %s@/path/to/workspace (or .new / .alias after the path)", to.Name))
+		}
+		sess, err = tx.DefaultSession(ctx, to.Name, to.Path, p.Name)
+		if err == nil {
+			found = true
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	default: // .new
+		if toKind == store.KindAgent && to.Path == "" {
+			return nil, Invalid("to", fmt.Sprintf("%q is an agent; a new session needs a path", to.Name),
+				fmt.Sprintf("write %s@/path/to/workspace.new", to.Name))
+		}
+	}
+	if !found {
+		if spec.relay != "" {
+			return nil, Invalid("to", "a relay mail cannot open a new session",
+				"reply in the session of the mail you answer: set reply_to and address it without .new")
+		}
+		src := store.AliasAuto
+		if p.IsPerson() && strings.TrimSpace(spec.sessionAlias) != "" {
+			src = store.AliasManual
+		}
+		sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, toKind, src, "")
+		if err != nil {
+			return nil, err
+		}
+		newSession = true
+	}
+
+	// Budget: an agent's own mail uses one round; relays use none (I-2).
+	if p.IsAgent() && spec.relay == "" {
+		ok, err := tx.UseRound(ctx, sess.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, Forbidden("budget_exhausted",
+				fmt.Sprintf("the round budget of session %q is spent (%d of %d rounds used)", sess.Alias, sess.UsedRounds, sess.BudgetMax),
+				"tell the person; they can raise the budget or reset the used rounds of this session")
+		}
+		sess.UsedRounds++
+	}
+
+	// Parties and their paths in the session.
+	from := Party{Name: p.Name, Kind: senderKind}
+	if pt, err := tx.Participant(ctx, sess.SessionID, p.Name); err == nil {
+		from.Workspace = pt.Workspace
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	var recips []Party
+	for _, t := range targets {
+		recips = append(recips, Party{Name: t.addr.Name, Kind: t.kind, Workspace: t.addr.Path, Role: t.role})
+	}
+	subject := spec.subject
+	if subject == "" && parent != nil {
+		subject = replySubject(parent.Subject)
+	}
+	if subject == "" {
+		return nil, Invalid("subject", "subject is required", "say in a few words what the mail is about")
+	}
+	parentID := spec.forwardOf
+	if parent != nil {
+		parentID = parent.MailID
+	}
+	created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: parentID, From: from, Subject: subject,
+		Body: spec.body, MailType: spec.mailType, Relay: spec.relay, RelayKey: spec.relayKey, Recipients: recips,
+		AttachmentIDs: spec.attachmentIDs})
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.trustedAtts) > 0 {
+		if err := tx.LinkAttachments(ctx, created.Mail.MailID, spec.trustedAtts); err != nil {
+			return nil, err
+		}
+	}
+	if spec.relay != "" {
+		ok, err := tx.InsertRelay(ctx, p.Name, spec.relayKey, spec.relay, created.Mail.MailID, tx.Now)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errDuplicateRelay
+		}
+	}
+	for _, hook := range s.Hooks.AfterMail {
+		if err := hook(ctx, tx, created); err != nil {
+			return nil, err
+		}
+	}
+	s.Log.Debug("mail sent", "mail_id", created.Mail.MailID, "session_id", sess.SessionID, "from", p.Name)
+	return &client.SendMailResponse{Status: SendStatusSent, MailID: created.Mail.MailID, SessionID: sess.SessionID,
+		SessionAlias: sess.Alias, NewSession: newSession, BudgetRemaining: remaining(sess), BudgetMax: sess.BudgetMax}, nil
+}
+
+func aliasNotFound(a address.Address) error {
+	return &Error{Kind: KindNotFound, Code: "alias_not_found", Field: "to",
+		Message:    fmt.Sprintf("no session with alias %q for %s; nothing was created", a.Alias, a.Name),
+		Suggestion: "check the alias (GET /api/v1/address/suggest); do not retry with .new, which would open an empty session (N-8)"}
+}
+
+// openSessionTx creates the session of a send, after the new-session rate
+// limit for agents (counted in the database, so it holds across replicas).
+func (s *Service) openSessionTx(ctx context.Context, tx *Tx, p *Principal, senderKind string, spec *sendSpec, toKind, aliasSource, platformID string) (store.SessionRow, error) {
+	if p.IsAgent() {
+		n, oldest, err := tx.SessionsCreatedSince(ctx, p.Name, tx.Now.Add(-s.Config.NewSessionWindow))
+		if err != nil {
+			return store.SessionRow{}, err
+		}
+		if n >= s.Config.NewSessionLimit {
+			wait := oldest.Add(s.Config.NewSessionWindow).Sub(tx.Now)
+			return store.SessionRow{}, RateLimited("new_session_rate_limited",
+				fmt.Sprintf("agent %s opened %d new sessions in the last %s; the limit is %d", p.Name, n,
+					s.Config.NewSessionWindow, s.Config.NewSessionLimit), wait)
+		}
+	}
+	budget := 0
+	agentName, workspace := "", ""
+	if toKind == store.KindAgent {
+		agentName, workspace = spec.to.Name, spec.to.Path
+	} else if p.IsAgent() {
+		agentName = p.Name
+	}
+	switch {
+	case spec.roundBudget != nil:
+		budget = *spec.roundBudget
+	case agentName != "":
+		a, err := tx.GetAgent(ctx, agentName)
+		if err != nil {
+			return store.SessionRow{}, err
+		}
+		budget = a.DefaultRounds
+	}
+	subject := spec.subject
+	return s.CreateSessionTx(ctx, tx, SessionSpec{Alias: spec.sessionAlias, AliasSource: aliasSource, Subject: subject,
+		AgentName: agentName, Workspace: workspace, BudgetMax: budget, PlatformSessionID: platformID,
+		CreatedBy: p.Name, CreatedByKind: senderKind})
+}
+
+func replySubject(s string) string {
+	if strings.HasPrefix(strings.ToLower(s), "re:") {
+		return s
+	}
+	return "Re: " + s
+}
+
+// Forward sends a visible mail on as a new thread (T-5): full addressing
+// (the session comes from the address, never from the original), the
+// original quoted under the forwarder's note, its attachments kept, and a
+// parent link to the original so the conversation tree crosses sessions.
+func (s *Service) Forward(ctx context.Context, p *Principal, id string, req client.ForwardRequest) (*client.SendMailResponse, error) {
+	q := s.Read()
+	orig, err := q.ViewMail(ctx, id, p.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrMailNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	atts, err := q.AttachmentIDs(ctx, []string{orig.MailID})
+	if err != nil {
+		return nil, err
+	}
+	subject := strings.TrimSpace(req.Subject)
+	if subject == "" {
+		subject = "Fwd: " + orig.Subject
+	}
+	body := strings.TrimRight(req.Body, "\n")
+	if body != "" {
+		body += "\n\n"
+	}
+	body += fmt.Sprintf("---------- Forwarded mail ----------\nFrom: %s\nDate: %s\nSubject: %s\n\n%s",
+		orig.FromAddress, orig.CreatedAt.Format(time.RFC3339), orig.Subject, orig.Body)
+	spec := &sendSpec{toRaw: strings.TrimSpace(req.To), subject: subject, body: body, forwardOf: orig.MailID,
+		trustedAtts: atts[orig.MailID], mailType: client.MailTypeNormal}
+	if err := s.parseAddresses(spec, req.Cc); err != nil {
+		return nil, err
+	}
+	if err := checkContent(spec); err != nil {
+		return nil, err
+	}
+	return s.send(ctx, p, spec)
+}

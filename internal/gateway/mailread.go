@@ -1,0 +1,277 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// mailViews converts stored mails to their API form with recipients,
+// attachments, session aliases and (through the hook) permission state.
+func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.ViewedMail) ([]client.Mail, error) {
+	out := make([]client.Mail, 0, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(rows))
+	var permIDs []string
+	for i, r := range rows {
+		ids[i] = r.MailID
+		if r.MailType == client.MailTypePermissionRequest {
+			permIDs = append(permIDs, r.MailID)
+		}
+	}
+	recips, err := q.RecipientsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var atts map[string][]client.Attachment
+	if s.Hooks.Attachments != nil {
+		if atts, err = s.Hooks.Attachments(ctx, q, ids); err != nil {
+			return nil, err
+		}
+	} else {
+		attIDs, err := q.AttachmentIDs(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		atts = map[string][]client.Attachment{}
+		for m, list := range attIDs {
+			for _, a := range list {
+				atts[m] = append(atts[m], client.Attachment{AttachmentID: a})
+			}
+		}
+	}
+	var perms map[string]*client.Permission
+	if len(permIDs) > 0 && s.Hooks.Permissions != nil {
+		if perms, err = s.Hooks.Permissions(ctx, q, permIDs); err != nil {
+			return nil, err
+		}
+	}
+	aliases := map[string]string{}
+	for _, r := range rows {
+		if _, ok := aliases[r.SessionID]; ok {
+			continue
+		}
+		sess, err := q.GetSession(ctx, r.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		aliases[r.SessionID] = sess.Alias
+	}
+	for _, r := range rows {
+		m := client.Mail{MailID: r.MailID, SessionID: r.SessionID, SessionAlias: aliases[r.SessionID],
+			ParentMailID: r.ParentMailID, FromName: r.FromName, FromKind: r.FromKind, FromAddress: r.FromAddress,
+			Recipients: []client.Recipient{}, Subject: r.Subject, Body: r.Body, MailType: r.MailType, Relay: r.Relay,
+			Attachments: []client.Attachment{}, CreatedAt: r.CreatedAt, Read: r.Read, Role: r.Role}
+		for _, rc := range recips[r.MailID] {
+			m.Recipients = append(m.Recipients, client.Recipient{Name: rc.Name, Kind: rc.Kind, Role: rc.Role,
+				Address: rc.Address, Workspace: rc.Workspace})
+		}
+		if a := atts[r.MailID]; a != nil {
+			m.Attachments = a
+		}
+		if perms != nil {
+			m.Permission = perms[r.MailID]
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// GetMail answers a mail the principal sent or received; any other id is
+// the same 404 as an unknown one.
+func (s *Service) GetMail(ctx context.Context, p *Principal, id string) (*client.Mail, error) {
+	q := s.Read()
+	v, err := q.ViewMail(ctx, id, p.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrMailNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.mailViews(ctx, q, []store.ViewedMail{v})
+	if err != nil {
+		return nil, err
+	}
+	return &views[0], nil
+}
+
+// AdminGetMail answers any mail (GET /admin/mail/{id}), the explicit admin
+// read; Read and Role are empty.
+func (s *Service) AdminGetMail(ctx context.Context, id string) (*client.Mail, error) {
+	q := s.Read()
+	m, err := q.GetMail(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("mail_not_found", "no such mail", "check the mail id")
+	}
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.mailViews(ctx, q, []store.ViewedMail{{MailRow: m}})
+	if err != nil {
+		return nil, err
+	}
+	return &views[0], nil
+}
+
+// InboxQuery selects an inbox page. Status is "unread", "read" or "all";
+// MarkRead marks exactly the listed mails read, and never when Status is
+// "all" (T-1.3).
+type InboxQuery struct {
+	Status   string
+	Limit    int
+	Cursor   string
+	MarkRead bool
+}
+
+// Inbox answers the principal's received mails, newest first, with cc and
+// attachment ids (T-1.1, T-1.2) and the total unread count. The mails are
+// shown as they were before marking.
+func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*client.MailList, error) {
+	switch iq.Status {
+	case store.InboxUnread, store.InboxRead, store.InboxAll:
+	default:
+		return nil, Invalid("status", fmt.Sprintf("status %q is not one of unread, read, all", iq.Status), "")
+	}
+	q := s.Read()
+	rows, err := q.Inbox(ctx, p.Name, iq.Status, iq.Limit, iq.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.mailViews(ctx, q, rows)
+	if err != nil {
+		return nil, err
+	}
+	if iq.MarkRead && iq.Status != store.InboxAll {
+		var ids []string
+		for _, r := range rows {
+			if !r.Read {
+				ids = append(ids, r.MailID)
+			}
+		}
+		if len(ids) > 0 {
+			if err := s.Write(ctx, func(tx *Tx) error {
+				_, err := tx.MarkRead(ctx, p.Name, ids, false, tx.Now)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := &client.MailList{Mails: views}
+	if out.Unread, err = q.Unread(ctx, p.Name); err != nil {
+		return nil, err
+	}
+	if len(rows) == iq.Limit && len(rows) > 0 {
+		out.NextCursor = rows[len(rows)-1].MailID
+	}
+	return out, nil
+}
+
+// MaxMarkRead bounds the ids of one MarkRead request.
+const MaxMarkRead = 1000
+
+// MarkRead marks the principal's copies of the mails read (or unread);
+// ids of mails not addressed to the principal are ignored.
+func (s *Service) MarkRead(ctx context.Context, p *Principal, req client.MarkReadRequest) (*client.MarkReadResponse, error) {
+	if len(req.MailIDs) == 0 {
+		return nil, Invalid("mail_ids", "mail_ids is empty", "send the ids to mark")
+	}
+	if len(req.MailIDs) > MaxMarkRead {
+		return nil, Invalid("mail_ids", fmt.Sprintf("at most %d ids at once", MaxMarkRead), "send them in batches")
+	}
+	var n int
+	err := s.Write(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.MarkRead(ctx, p.Name, req.MailIDs, req.Unread, tx.Now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &client.MarkReadResponse{Marked: n}, nil
+}
+
+// Thread answers the mails of the mail's session that the principal sent
+// or received, oldest first (at most 500).
+func (s *Service) Thread(ctx context.Context, p *Principal, id string) (*client.MailList, error) {
+	q := s.Read()
+	v, err := q.ViewMail(ctx, id, p.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrMailNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.sessionMails(ctx, q, p, v.SessionID, 500, "")
+}
+
+// SessionMails answers a session's mails the principal sent or received,
+// oldest first, newer than the cursor (a mail id) when given.
+func (s *Service) SessionMails(ctx context.Context, p *Principal, sessionID string, limit int, cursor string) (*client.MailList, error) {
+	q := s.Read()
+	if _, err := sessionFor(ctx, q, sessionID, p.Name); err != nil {
+		return nil, err
+	}
+	return s.sessionMails(ctx, q, p, sessionID, limit, cursor)
+}
+
+func (s *Service) sessionMails(ctx context.Context, q *store.Q, p *Principal, sessionID string, limit int, cursor string) (*client.MailList, error) {
+	rows, err := q.SessionMails(ctx, sessionID, p.Name, limit, cursor)
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.mailViews(ctx, q, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.MailList{Mails: views}
+	if out.Unread, err = q.Unread(ctx, p.Name); err != nil {
+		return nil, err
+	}
+	if len(rows) == limit && len(rows) > 0 {
+		out.NextCursor = rows[len(rows)-1].MailID
+	}
+	return out, nil
+}
+
+// Sent answers the principal's sent mails, newest first.
+func (s *Service) Sent(ctx context.Context, p *Principal, limit int, cursor string) (*client.MailList, error) {
+	q := s.Read()
+	rows, err := q.SentMails(ctx, p.Name, limit, cursor)
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.mailViews(ctx, q, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.MailList{Mails: views}
+	if out.Unread, err = q.Unread(ctx, p.Name); err != nil {
+		return nil, err
+	}
+	if len(rows) == limit && len(rows) > 0 {
+		out.NextCursor = rows[len(rows)-1].MailID
+	}
+	return out, nil
+}
+
+// Counts answers the person's unread mails and pending permission requests.
+func (s *Service) Counts(ctx context.Context, p *Principal) (*client.Counts, error) {
+	q := s.Read()
+	n, err := q.Unread(ctx, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.Counts{Unread: n}
+	if s.Hooks.PendingPermissions != nil {
+		if out.PendingPermissions, err = s.Hooks.PendingPermissions(ctx, q, p.Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

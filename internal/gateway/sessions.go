@@ -1,0 +1,261 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/address"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// sessionBase converts a stored session without viewer-specific fields.
+func sessionBase(row store.SessionRow, parts []store.ParticipantRow) client.Session {
+	names := make([]string, 0, len(parts))
+	for _, p := range parts {
+		names = append(names, p.Name)
+	}
+	return client.Session{SessionID: row.SessionID, Alias: row.Alias, AliasSource: row.AliasSource, Subject: row.Subject,
+		AgentName: row.AgentName, Workspace: row.Workspace, BudgetMax: row.BudgetMax, UsedRounds: row.UsedRounds,
+		PlatformSessionID: row.PlatformSessionID, Participants: names, CreatedBy: row.CreatedBy,
+		CreatedAt: row.CreatedAt, LastActivity: row.LastActivity}
+}
+
+// sessionView converts a stored session for a viewer: participants, the
+// viewer's unread count and mail count, the last mail the viewer can see,
+// the pending permission count and the latest run state. viewer "" skips
+// the viewer-specific fields.
+func (s *Service) sessionView(ctx context.Context, q *store.Q, row store.SessionRow, viewer string) (*client.Session, error) {
+	parts, err := q.Participants(ctx, row.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	v := sessionBase(row, parts)
+	if viewer != "" {
+		st, err := q.SessionStatsFor(ctx, row.SessionID, viewer)
+		if err != nil {
+			return nil, err
+		}
+		v.Unread, v.MailCount, v.LastMailID, v.LastFrom, v.LastSnippet, v.RunState =
+			st.Unread, st.MailCount, st.LastMailID, st.LastFrom, st.LastSnippet, st.RunState
+	}
+	if s.Hooks.SessionPendingPermissions != nil {
+		if v.PendingPermits, err = s.Hooks.SessionPendingPermissions(ctx, q, row.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	return &v, nil
+}
+
+// sessionFor answers the session if name takes part in it, else the same
+// 404 as an unknown id.
+func sessionFor(ctx context.Context, q *store.Q, id, name string) (store.SessionRow, error) {
+	row, err := q.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return row, ErrSessionNotFound
+	}
+	if err != nil {
+		return row, err
+	}
+	if _, err := q.Participant(ctx, id, name); errors.Is(err, store.ErrNotFound) {
+		return row, ErrSessionNotFound
+	} else if err != nil {
+		return row, err
+	}
+	return row, nil
+}
+
+// GetSession answers a session the principal takes part in.
+func (s *Service) GetSession(ctx context.Context, p *Principal, id string) (*client.Session, error) {
+	q := s.Read()
+	row, err := sessionFor(ctx, q, id, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return s.sessionView(ctx, q, row, p.Name)
+}
+
+// ListSessions answers the sessions the principal takes part in, most
+// recent activity first, limit per page; cursor is NextCursor-style
+// "<last_activity_ms>:<session_id>" of the previous page's last session.
+func (s *Service) ListSessions(ctx context.Context, p *Principal, limit int, cursor string) (*client.SessionList, string, error) {
+	var beforeMS int64
+	var beforeID string
+	if cursor != "" {
+		ms, id, ok := strings.Cut(cursor, ":")
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if !ok || err != nil || id == "" {
+			return nil, "", Invalid("cursor", "cursor is not one this endpoint gave", "pass next_cursor back unchanged")
+		}
+		beforeMS, beforeID = n, id
+	}
+	q := s.Read()
+	rows, err := q.SessionsOf(ctx, p.Name, limit, beforeMS, beforeID)
+	if err != nil {
+		return nil, "", err
+	}
+	out := &client.SessionList{Sessions: []client.Session{}}
+	for _, row := range rows {
+		v, err := s.sessionView(ctx, q, row, p.Name)
+		if err != nil {
+			return nil, "", err
+		}
+		out.Sessions = append(out.Sessions, *v)
+	}
+	next := ""
+	if len(rows) == limit {
+		last := rows[len(rows)-1]
+		next = strconv.FormatInt(store.Millis(last.LastActivity), 10) + ":" + last.SessionID
+	}
+	return out, next, nil
+}
+
+// UpdateSession lets a person who takes part change the alias (it becomes
+// alias_source "manual", which platform syncs never override, W-7), the
+// budget (0 = unlimited), or reset the used rounds.
+func (s *Service) UpdateSession(ctx context.Context, p *Principal, id string, req client.UpdateSessionRequest) (*client.Session, error) {
+	if req.BudgetMax != nil && *req.BudgetMax < 0 {
+		return nil, Invalid("budget_max", "budget_max must be 0 (unlimited) or more", "")
+	}
+	var alias string
+	if req.Alias != nil {
+		alias = address.SanitizeAlias(*req.Alias)
+		if alias == "" {
+			return nil, Invalid("alias", fmt.Sprintf("alias %q has nothing left after removing '.', '@', '/' and punctuation", *req.Alias),
+				"use letters, digits and '-'")
+		}
+	}
+	var out *client.Session
+	err := s.Write(ctx, func(tx *Tx) error {
+		row, err := sessionFor(ctx, tx.Q, id, p.Name)
+		if err != nil {
+			return err
+		}
+		if req.Alias != nil && alias != row.Alias {
+			final, err := s.uniqueAlias(ctx, tx.Q, alias, row.SessionID)
+			if err != nil {
+				return err
+			}
+			row.Alias, row.AliasSource = final, store.AliasManual
+			if err := tx.SetSessionAlias(ctx, row.SessionID, row.Alias, row.AliasSource); err != nil {
+				return err
+			}
+		} else if req.Alias != nil {
+			row.AliasSource = store.AliasManual
+			if err := tx.SetSessionAlias(ctx, row.SessionID, row.Alias, row.AliasSource); err != nil {
+				return err
+			}
+		}
+		if req.BudgetMax != nil || req.ResetUsed {
+			if req.BudgetMax != nil {
+				row.BudgetMax = *req.BudgetMax
+			}
+			if req.ResetUsed {
+				row.UsedRounds = 0
+			}
+			if err := tx.SetSessionBudget(ctx, row.SessionID, row.BudgetMax, row.UsedRounds); err != nil {
+				return err
+			}
+		}
+		out, err = s.sessionView(ctx, tx.Q, row, p.Name)
+		if err != nil {
+			return err
+		}
+		return s.emitSessionUpdated(ctx, tx, row)
+	})
+	return out, err
+}
+
+// emitSessionUpdated tells the people of a session that it changed.
+func (s *Service) emitSessionUpdated(ctx context.Context, tx *Tx, row store.SessionRow) error {
+	parts, err := tx.Participants(ctx, row.SessionID)
+	if err != nil {
+		return err
+	}
+	v := sessionBase(row, parts)
+	for _, pt := range parts {
+		if pt.Kind != store.KindPerson {
+			continue
+		}
+		if _, err := tx.Emit(ctx, pt.Name, client.EventSessionUpdated, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SyncSession is W-7: the bridge proposes the platform's alias and title;
+// the server decides and answers the final alias, which the bridge writes
+// back (D-5). The alias loses '.', '@' and '/' (W-7.1), a placeholder alias
+// or title is ignored (W-7.2), a clash gets -2, -3, and a person's manual
+// alias is kept whatever is proposed. Sync never fails for a valid session.
+func (s *Service) SyncSession(ctx context.Context, p *Principal, id string, req client.SyncSessionRequest) (*client.Session, error) {
+	var out *client.Session
+	err := s.Write(ctx, func(tx *Tx) error {
+		row, err := sessionFor(ctx, tx.Q, id, p.Name)
+		if err != nil {
+			return err
+		}
+		changed := false
+		if title := strings.TrimSpace(req.Title); title != "" && !address.IsPlaceholder(title) && title != row.Subject {
+			row.Subject = truncateRunes(firstLine(title), 200)
+			if err := tx.SetSessionSubject(ctx, row.SessionID, row.Subject); err != nil {
+				return err
+			}
+			changed = true
+		}
+		proposed := address.SanitizeAlias(req.Alias)
+		if row.AliasSource != store.AliasManual && proposed != "" && !address.IsPlaceholder(proposed) && proposed != row.Alias {
+			final, err := s.uniqueAlias(ctx, tx.Q, truncateRunes(proposed, 48), row.SessionID)
+			if err != nil {
+				return err
+			}
+			row.Alias, row.AliasSource = final, store.AliasPlatform
+			if err := tx.SetSessionAlias(ctx, row.SessionID, row.Alias, row.AliasSource); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if out, err = s.sessionView(ctx, tx.Q, row, p.Name); err != nil {
+			return err
+		}
+		if changed {
+			return s.emitSessionUpdated(ctx, tx, row)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+// BindPlatformSession stores the platform's session id on the mail session
+// (B-3.3), so the map survives a bridge restart.
+func (s *Service) BindPlatformSession(ctx context.Context, p *Principal, id string, req client.BindPlatformSessionRequest) (*client.Session, error) {
+	pid := strings.TrimSpace(req.PlatformSessionID)
+	if len(pid) > 512 {
+		return nil, Invalid("platform_session_id", "platform_session_id is longer than 512 characters", "")
+	}
+	var out *client.Session
+	err := s.Write(ctx, func(tx *Tx) error {
+		row, err := sessionFor(ctx, tx.Q, id, p.Name)
+		if err != nil {
+			return err
+		}
+		row.PlatformSessionID = pid
+		if err := tx.SetPlatformSessionID(ctx, row.SessionID, pid); err != nil {
+			return err
+		}
+		out, err = s.sessionView(ctx, tx.Q, row, p.Name)
+		return err
+	})
+	return out, err
+}

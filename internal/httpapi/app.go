@@ -1,0 +1,127 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/agentmail/agentmail/internal/events"
+	"github.com/agentmail/agentmail/internal/gateway"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// AppConfig is everything `agentmail serve` configures.
+type AppConfig struct {
+	// Addr to listen on; default 127.0.0.1:8180 (AGENTMAIL_ADDR). Port 0
+	// picks a free one (App.Addr tells which).
+	Addr string
+	// DataDir and DatabaseURL select the database (see store.Options).
+	DataDir     string
+	DatabaseURL string
+	// AdminUser and AdminPassword create the first admin on first start;
+	// an empty password is generated and handed to OnGeneratedPassword.
+	AdminUser     string
+	AdminPassword string
+	// OnGeneratedPassword receives a generated admin password once.
+	OnGeneratedPassword func(user, password string)
+	// Clock, Gateway and Server tune the parts; zero values are defaults.
+	Clock   gateway.Clock
+	Gateway gateway.Config
+	Server  Options
+	Events  events.Options
+	Log     *slog.Logger
+}
+
+// App is a running gateway: store, service, event hub and HTTP server.
+type App struct {
+	Store   *store.Store
+	Service *gateway.Service
+	Hub     *events.Hub
+	Server  *Server
+	http    *http.Server
+	ln      net.Listener
+	cancel  context.CancelFunc
+	done    chan error
+	log     *slog.Logger
+}
+
+// Start opens the database (taking its lock and migrating), creates the
+// first admin if there is none, starts the event hub and serves HTTP.
+func Start(ctx context.Context, cfg AppConfig) (*App, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8180"
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	st, err := store.Open(ctx, store.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL})
+	if err != nil {
+		return nil, err
+	}
+	svc := gateway.New(st, cfg.Clock, cfg.Gateway, log)
+	created, generated, err := svc.BootstrapAdmin(ctx, cfg.AdminUser, cfg.AdminPassword)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("create the first admin: %w", err)
+	}
+	if created {
+		user := cfg.AdminUser
+		if user == "" {
+			user = "admin"
+		}
+		log.Info("created the first admin", "username", user)
+		if generated != "" && cfg.OnGeneratedPassword != nil {
+			cfg.OnGeneratedPassword(user, generated)
+		}
+	}
+	hubCtx, cancel := context.WithCancel(context.Background())
+	hub := events.NewHub(st, cfg.Events, log)
+	if err := hub.Start(hubCtx); err != nil {
+		cancel()
+		st.Close()
+		return nil, err
+	}
+	svc.Notifier = hub
+	srv := New(svc, hub, log, cfg.Server)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		cancel()
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	a := &App{Store: st, Service: svc, Hub: hub, Server: srv, ln: ln, cancel: cancel, done: make(chan error, 1), log: log,
+		http: &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}}
+	go func() {
+		err := a.http.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		a.done <- err
+	}()
+	log.Info("gateway listening", "addr", ln.Addr().String(), "database", st.Path())
+	return a, nil
+}
+
+// Addr answers the listening address (host:port).
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// URL answers http://host:port.
+func (a *App) URL() string { return "http://" + a.Addr() }
+
+// Done yields the serve loop's error (nil after Shutdown) once it stops.
+func (a *App) Done() <-chan error { return a.done }
+
+// Shutdown stops gracefully: /readyz turns 503, event streams end, in-flight
+// requests finish (until ctx ends), then the hub stops and the database and
+// its lock are released.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.Server.Drain()
+	err := a.http.Shutdown(ctx)
+	a.cancel()
+	return errors.Join(err, a.Store.Close())
+}

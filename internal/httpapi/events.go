@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmail/agentmail/internal/events"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// handleStream serves GET /events/stream (agents) and /me/events/stream
+// (people), issue 2 item 9: `id:` is the event-log id; with Last-Event-ID
+// the stream first replays the principal's events after that id from the
+// log; without it nothing old is sent (N-11). Every open stream of the
+// principal gets every event. Comment lines keep proxies from closing an
+// idle stream; X-Accel-Buffering: no stops nginx from buffering it.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
+	p := PrincipalOf(r)
+	var last int64 = -1
+	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return gateway.Invalid("Last-Event-ID", fmt.Sprintf("Last-Event-ID %q is not an event id", v),
+				"send the id of the last event received, or no header on a first connection")
+		}
+		last = n
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return fmt.Errorf("response writer cannot flush")
+	}
+	sub := s.hub.Subscribe(p.Name)
+	defer sub.Close()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache, no-store")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// A first comment makes the headers reach the client at once.
+	if _, err := fmt.Fprint(w, ": connected\n\n"); err != nil {
+		return nil
+	}
+	flusher.Flush()
+
+	write := func(e events.Event) error {
+		_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data)
+		return err
+	}
+	if last >= 0 && last < sub.From {
+		err := s.hub.Replay(r.Context(), p.Name, last, sub.From, write)
+		if err != nil {
+			return nil // the client went away or the log failed; it reconnects
+		}
+		flusher.Flush()
+	}
+	beat := time.NewTicker(s.opt.SSEHeartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-s.streams:
+			return nil
+		case e, ok := <-sub.C:
+			if !ok {
+				return nil // dropped as too slow, or shutdown: the client resumes with Last-Event-ID
+			}
+			if e.ID <= last {
+				continue
+			}
+			if err := write(e); err != nil {
+				return nil
+			}
+			// Write whatever else is already waiting before one flush.
+			for pending := len(sub.C); pending > 0; pending-- {
+				e, ok := <-sub.C
+				if !ok {
+					flusher.Flush()
+					return nil
+				}
+				if err := write(e); err != nil {
+					return nil
+				}
+			}
+			flusher.Flush()
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return nil
+			}
+			flusher.Flush()
+		}
+	}
+}
