@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/bridge/claude"
+)
+
+// bridgePlatform is one entry of the platform registry: the executable's
+// command name (looked up in PATH unless AGENTMAIL_<NAME>_BIN is set; ""
+// when the platform needs none) and the adapter constructor.
+type bridgePlatform struct {
+	command string
+	adapter func() bridge.Adapter
+}
+
+// bridgePlatforms maps --platform names to adapters. Adding a platform is
+// one line here.
+var bridgePlatforms = map[string]bridgePlatform{
+	claude.Name: {command: "claude", adapter: func() bridge.Adapter { return claude.New(claude.Options{}) }},
+}
+
+// platformNames lists the registered platforms, sorted.
+func platformNames() []string {
+	names := make([]string, 0, len(bridgePlatforms))
+	for n := range bridgePlatforms {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+var bridgeFlags struct {
+	platform string
+	maxTurns int
+	logLevel string
+}
+
+// bridgeCmd is `agentmail bridge --platform NAME`: the bridge core of seed
+// 000 driving one agent platform.
+var bridgeCmd = &cobra.Command{
+	Use:   "bridge --platform NAME",
+	Short: "Connect an agent platform to the gateway: each mail becomes a turn, the answer goes back",
+	Long: `Run the bridge for one agent platform. A mail to this agent starts one turn of the
+platform in the mail's directory; the platform's final text goes back as the reply;
+the platform's own permission questions go to a person by mail.
+
+Environment:
+  AGENTMAIL_GATEWAY_URL      gateway address (default http://127.0.0.1:8180)
+  AGENTMAIL_AGENT_NAME       the agent's name (default: the name the key was registered for)
+  AGENTMAIL_AGENT_KEY        the agent key; else ~/.agentmail/agent.key; else one is
+                             generated, saved there (mode 0600) and printed once with
+                             the way to register it
+  AGENTMAIL_FALLBACK_DIR     working directory used when a mail's directory does not
+                             exist (never created); unset = such mails get a failure report
+  AGENTMAIL_PERMISSION_MODE  plan, workspace (default) or full
+  AGENTMAIL_<PLATFORM>_BIN   the platform executable (else found in PATH), e.g.
+                             AGENTMAIL_CLAUDE_BIN
+The platform process inherits this environment (ANTHROPIC_BASE_URL and the like).`,
+	Args: cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runBridge(ctx, os.Getenv)
+	},
+}
+
+func init() {
+	bridgeCmd.Flags().StringVar(&bridgeFlags.platform, "platform", "", "agent platform: "+strings.Join(platformNames(), ", "))
+	bridgeCmd.Flags().IntVar(&bridgeFlags.maxTurns, "max-turns", bridge.DefaultMaxTurns, "turns running at once (one per directory at a time)")
+	bridgeCmd.Flags().StringVar(&bridgeFlags.logLevel, "log-level", "info", "debug, info, warn or error")
+	rootCmd.AddCommand(bridgeCmd)
+}
+
+// runBridge reads the configuration (issue 4 item 6), resolves the key
+// (B-1.1) and runs the bridge until ctx ends.
+func runBridge(ctx context.Context, getenv func(string) string) error {
+	lvl := slog.LevelInfo
+	if err := lvl.UnmarshalText([]byte(bridgeFlags.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	p, ok := bridgePlatforms[bridgeFlags.platform]
+	if !ok {
+		return fmt.Errorf("--platform %q: use one of %s", bridgeFlags.platform, strings.Join(platformNames(), ", "))
+	}
+	settings, err := bridge.LoadSettings(getenv)
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	key, source, err := bridge.ResolveAgentKey(settings.AgentKey, home)
+	if err != nil {
+		return err
+	}
+	settings.AgentKey = key
+	if source == bridge.KeyFromGenerated {
+		// B-1.1: printed once, when it is made; never again.
+		fmt.Fprintf(os.Stderr, "\n  Generated a new agent key and saved it to %s:\n\n      %s\n\n  %s\n\n",
+			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, key))
+	}
+	bin := ""
+	if p.command != "" {
+		if bin, err = bridge.FindPlatformBin(bridgeFlags.platform, p.command, getenv); err != nil {
+			return err
+		}
+	}
+	mcp, err := bridge.MCPCommand()
+	if err != nil {
+		return err
+	}
+	c := client.New(settings.GatewayURL, client.WithToken(key), client.WithUserAgent("agentmail-bridge/"+bridgeFlags.platform))
+	b, err := bridge.New(bridge.Config{
+		Adapter:    p.adapter(),
+		Gateway:    c,
+		Subscribe:  streamSubscriber(c),
+		Settings:   settings,
+		Bin:        bin,
+		MCPCommand: mcp,
+		MaxTurns:   bridgeFlags.maxTurns,
+		Logger:     log,
+	})
+	if err != nil {
+		return err
+	}
+	return b.Run(ctx)
+}
+
+// streamSubscriber opens the agent event stream through the client. The
+// client does not reconnect by itself: the core does, with Last-Event-ID
+// (D-7.2), and sends none on the first connection (N-11).
+func streamSubscriber(c *client.Client) bridge.SubscribeFunc {
+	return func(ctx context.Context, lastEventID int64) (bridge.EventStream, error) {
+		s, err := c.Stream(ctx, client.StreamOptions{LastEventID: lastEventID})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
