@@ -299,3 +299,27 @@ func (q *Q) DeleteGrant(ctx context.Context, id string) (bool, error) {
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+// SetMailType changes a stored mail's type (a person's reply that decides a
+// permission request becomes its permission_decision mail).
+func (q *Q) SetMailType(ctx context.Context, mailID, mailType string) error {
+	_, err := q.Exec(ctx, `UPDATE mails SET mail_type = ? WHERE mail_id = ?`, mailType, mailID)
+	return err
+}
+
+// EventData answers the JSON payload of one event, or ErrNotFound.
+func (q *Q) EventData(ctx context.Context, id int64) ([]byte, error) {
+	var data string
+	err := q.QueryRow(ctx, `SELECT data FROM events WHERE event_id = ?`, id).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return []byte(data), err
+}
+
+// SetEventData rewrites the payload of an event written in the same
+// transaction (before the commit makes it visible to any stream).
+func (q *Q) SetEventData(ctx context.Context, id int64, data []byte) error {
+	_, err := q.Exec(ctx, `UPDATE events SET data = ? WHERE event_id = ?`, string(data), id)
+	return err
+}

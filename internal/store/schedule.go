@@ -129,3 +129,21 @@ func (q *Q) ClaimSchedule(ctx context.Context, id, mailID string, now time.Time)
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+// SetScheduleMail records the reminder mail of a claimed schedule.
+func (q *Q) SetScheduleMail(ctx context.Context, id, mailID string) error {
+	_, err := q.Exec(ctx, `UPDATE schedules SET mail_id = ? WHERE schedule_id = ?`, mailID, id)
+	return err
+}
+
+// LatestWorkspace answers the path at which name took part in its most
+// recently active session ("" when none has a path).
+func (q *Q) LatestWorkspace(ctx context.Context, name string) (string, error) {
+	var ws string
+	err := q.QueryRow(ctx, `SELECT workspace FROM session_participants WHERE name = ? AND workspace <> ''
+		ORDER BY last_activity DESC LIMIT 1`, name).Scan(&ws)
+	if err == sql.ErrNoRows {
+		return "", nil
+	}
+	return ws, err
+}

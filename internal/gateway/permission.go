@@ -1,0 +1,749 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// DefaultPermissionOptions are the options of a permission request that
+// names none (issue 3: approve / deny, and "always" offered).
+var DefaultPermissionOptions = []string{"approve", "always", "deny"}
+
+// Permission statuses and the ways a decision is made.
+const (
+	PermissionStatusPending  = "pending"
+	PermissionStatusApproved = "approved"
+	PermissionStatusDenied   = "denied"
+
+	DecidedViaAPI     = "api"
+	DecidedViaReply   = "reply"
+	DecidedViaTimeout = "timeout"
+
+	// DecidedByTimeout is decided_by of a request the clock decided.
+	DecidedByTimeout = "timeout"
+	// TimeoutDecision is the decision word of a timed-out request.
+	TimeoutDecision = "deny"
+)
+
+// Limits of a permission request.
+const (
+	MaxQuestionRunes  = 2000
+	MaxOptions        = 10
+	MaxOptionRunes    = 100
+	MaxDecisionRunes  = 200
+	MaxToolRunes      = 200
+	MaxScopeRunes     = 1024
+	maxPermissionList = 200
+)
+
+// errDecisionLost aborts a decision transaction whose insert lost the
+// first-wins race; the caller answers 409 from the stored decision.
+var errDecisionLost = errors.New("permission already decided")
+
+// errPermissionReplay aborts a request transaction whose relay key was
+// claimed concurrently; the caller answers the stored request.
+var errPermissionReplay = errors.New("permission request replayed")
+
+func init() {
+	Extend(func(s *Service) {
+		s.Hooks.Permissions = s.permissionsHook
+		s.Hooks.PendingPermissions = func(ctx context.Context, q *store.Q, username string) (int, error) {
+			return q.CountPendingPermissionsFor(ctx, username)
+		}
+		s.Hooks.SessionPendingPermissions = func(ctx context.Context, q *store.Q, sessionID string) (int, error) {
+			return q.CountPendingPermissionsInSession(ctx, sessionID)
+		}
+		s.Hooks.AfterMail = append(s.Hooks.AfterMail, s.permissionReplyHook)
+	})
+}
+
+// permissionView converts a stored request to its API form.
+func permissionView(row store.PermissionRow) client.Permission {
+	p := client.Permission{MailID: row.MailID, SessionID: row.SessionID, AgentName: row.AgentName,
+		Question: row.Question, Options: []string{}, Context: row.Context, Tool: row.Tool, ArgsHash: row.ArgsHash,
+		RelayKey: row.RelayKey, Status: PermissionStatusPending, ExpiresAt: row.ExpiresAt, CreatedAt: row.CreatedAt}
+	_ = json.Unmarshal([]byte(row.Options), &p.Options)
+	if row.Decided {
+		p.Status = PermissionStatusDenied
+		if row.Approved {
+			p.Status = PermissionStatusApproved
+		}
+		p.Decision, p.Approved, p.Always, p.Note = row.Decision, row.Approved, row.Always, row.Note
+		p.DecidedBy, p.DecidedVia, p.DecisionMailID, p.DecidedAt = row.DecidedBy, row.DecidedVia, row.DecisionMailID, row.DecidedAt
+	}
+	return p
+}
+
+func (s *Service) permissionsHook(ctx context.Context, q *store.Q, mailIDs []string) (map[string]*client.Permission, error) {
+	rows, err := q.PermissionsByMail(ctx, mailIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*client.Permission, len(rows))
+	for id, row := range rows {
+		v := permissionView(row)
+		out[id] = &v
+	}
+	return out, nil
+}
+
+func permissionNotFound() error {
+	return NotFound("permission_not_found", "no such permission request",
+		"check the mail_id of the permission_request mail; requests you may not see are not found either")
+}
+
+// RequestPermission stores a permission request of an agent (W-6, B-8) as a
+// mail_type=permission_request mail (relay "permission") to every person
+// taking part in the session, and emits a permission_request event to each.
+//
+// Rules: question, session_id and relay_key are required; the agent must
+// take part in the session (else 404). The request never uses a round
+// (B-8.5). It is idempotent on (agent, relay_key) (B-8.3): a replay answers
+// the stored request with Duplicate true and stores nothing. No person in
+// the session → 409 "no_person_to_decide" with a suggestion (seed 003).
+// Options default to DefaultPermissionOptions; the canonical hash of
+// tool_input is stored as args_hash; scope defaults to the agent's path in
+// the session; expires_at must lie in the future.
+func (s *Service) RequestPermission(ctx context.Context, p *Principal, req client.PermissionRequest) (*client.Permission, error) {
+	if !p.IsAgent() {
+		return nil, Forbidden("agent_only", "permission requests are sent by agents", "")
+	}
+	req.Question = strings.TrimSpace(req.Question)
+	req.SessionID = strings.TrimSpace(req.SessionID)
+	req.RelayKey = strings.TrimSpace(req.RelayKey)
+	req.Tool = strings.TrimSpace(req.Tool)
+	req.Scope = strings.TrimSpace(req.Scope)
+	switch {
+	case req.Question == "":
+		return nil, Invalid("question", "question is required", "ask in one sentence what the person should allow")
+	case utf8.RuneCountInString(req.Question) > MaxQuestionRunes:
+		return nil, Invalid("question", fmt.Sprintf("question is longer than %d characters", MaxQuestionRunes), "put details in context")
+	case req.SessionID == "":
+		return nil, Invalid("session_id", "session_id is required", "use the session_id of the mail the agent is working on")
+	case req.RelayKey == "":
+		return nil, Invalid("relay_key", "relay_key is required (B-8.1)", "use the platform's permission id, or <session>:<tool>:<call id>")
+	case len(req.RelayKey) > MaxRelayKey:
+		return nil, Invalid("relay_key", fmt.Sprintf("relay_key is longer than %d bytes", MaxRelayKey), "")
+	case len(req.Context) > MaxBodyBytes:
+		return nil, Invalid("context", fmt.Sprintf("context is larger than %d bytes", MaxBodyBytes), "shorten it")
+	case utf8.RuneCountInString(req.Tool) > MaxToolRunes:
+		return nil, Invalid("tool", fmt.Sprintf("tool is longer than %d characters", MaxToolRunes), "")
+	case utf8.RuneCountInString(req.Scope) > MaxScopeRunes:
+		return nil, Invalid("scope", fmt.Sprintf("scope is longer than %d characters", MaxScopeRunes), "")
+	}
+	options := req.Options
+	if len(options) == 0 {
+		options = DefaultPermissionOptions
+	}
+	if len(options) > MaxOptions {
+		return nil, Invalid("options", fmt.Sprintf("at most %d options", MaxOptions), "")
+	}
+	for i, o := range options {
+		if strings.TrimSpace(o) == "" || utf8.RuneCountInString(o) > MaxOptionRunes {
+			return nil, Invalid(fmt.Sprintf("options[%d]", i), fmt.Sprintf("an option is 1 to %d characters", MaxOptionRunes), "")
+		}
+	}
+	optJSON, _ := json.Marshal(options)
+	var argsHash string
+	if req.Tool != "" || req.ToolInput != nil {
+		h, err := ArgsHash(req.ToolInput)
+		if err != nil {
+			return nil, Invalid("tool_input", err.Error(), "send the tool's arguments as a JSON object")
+		}
+		argsHash = h
+	}
+
+	var out client.Permission
+	err := s.Write(ctx, func(tx *Tx) error {
+		if old, err := tx.PermissionByRelayKey(ctx, p.Name, req.RelayKey); err == nil {
+			out = permissionView(old)
+			out.Duplicate = true
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if req.ExpiresAt != nil && !req.ExpiresAt.After(tx.Now) {
+			return Invalid("expires_at", fmt.Sprintf("expires_at %s is not in the future (the server's time is %s)",
+				req.ExpiresAt.UTC().Format(time.RFC3339), tx.Now.Format(time.RFC3339)), "leave it out, or give a later time")
+		}
+		sess, err := sessionFor(ctx, tx.Q, req.SessionID, p.Name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.RelayedMail(ctx, p.Name, req.RelayKey); err == nil {
+			return Conflict("relay_key_used", "this relay_key was already used by another relay mail of this agent",
+				"use the platform's own permission id as relay_key")
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		parts, err := tx.Participants(ctx, sess.SessionID)
+		if err != nil {
+			return err
+		}
+		var people []Party
+		from := Party{Name: p.Name, Kind: store.KindAgent, Workspace: sess.Workspace}
+		for _, pt := range parts {
+			switch {
+			case pt.Kind == store.KindPerson:
+				people = append(people, Party{Name: pt.Name, Kind: store.KindPerson, Role: "to"})
+			case pt.Name == p.Name:
+				from.Workspace = pt.Workspace
+			}
+		}
+		if len(people) == 0 {
+			return Conflict("no_person_to_decide",
+				fmt.Sprintf("no person takes part in session %q, so nobody can decide this request", sess.Alias),
+				"do not run the action; explain in your reply what you would do and why, or ask a person to join the session")
+		}
+		scope := req.Scope
+		if scope == "" {
+			scope = from.Workspace
+		}
+		var expires *time.Time
+		if req.ExpiresAt != nil {
+			e := req.ExpiresAt.UTC().Truncate(time.Millisecond)
+			expires = &e
+		}
+		body := permissionMailBody(req, options, scope, argsHash, expires)
+		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, From: from,
+			Subject: "Permission request: " + truncateRunes(firstLineOf(req.Question), 200), Body: body,
+			MailType: client.MailTypePermissionRequest, Relay: client.RelayPermission, RelayKey: req.RelayKey,
+			Recipients: people})
+		if err != nil {
+			return err
+		}
+		row := store.PermissionRow{MailID: created.Mail.MailID, SessionID: sess.SessionID, AgentName: p.Name,
+			Question: req.Question, Options: string(optJSON), Context: req.Context, Tool: req.Tool, ArgsHash: argsHash,
+			Scope: scope, RelayKey: req.RelayKey, ExpiresAt: expires, CreatedAt: tx.Now}
+		ok, err := tx.InsertPermissionRequest(ctx, row)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errPermissionReplay
+		}
+		if ok, err := tx.InsertRelay(ctx, p.Name, req.RelayKey, client.RelayPermission, created.Mail.MailID, tx.Now); err != nil {
+			return err
+		} else if !ok {
+			return errPermissionReplay
+		}
+		out = permissionView(row)
+		for _, person := range people {
+			if _, err := tx.Emit(ctx, person.Name, client.EventPermissionRequest, out); err != nil {
+				return err
+			}
+		}
+		s.Log.Info("permission requested", "mail_id", row.MailID, "session_id", sess.SessionID, "agent", p.Name,
+			"tool", req.Tool, "relay_key", req.RelayKey)
+		return nil
+	})
+	if errors.Is(err, errPermissionReplay) {
+		old, gerr := s.Read().PermissionByRelayKey(ctx, p.Name, req.RelayKey)
+		if gerr != nil {
+			return nil, gerr
+		}
+		out = permissionView(old)
+		out.Duplicate = true
+		return &out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// permissionMailBody is the Markdown body of a request mail: the question,
+// the context, the exact tool call (B-8.4) and how to answer.
+func permissionMailBody(req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
+	var b strings.Builder
+	b.WriteString(req.Question)
+	b.WriteString("\n")
+	if strings.TrimSpace(req.Context) != "" {
+		b.WriteString("\n")
+		b.WriteString(strings.TrimSpace(req.Context))
+		b.WriteString("\n")
+	}
+	if req.Tool != "" {
+		fmt.Fprintf(&b, "\nTool: `%s`\n", req.Tool)
+	}
+	if req.ToolInput != nil {
+		if canon, err := CanonicalJSON(req.ToolInput); err == nil {
+			const maxShown = 4000
+			shown := string(canon)
+			if len(shown) > maxShown {
+				shown = shown[:maxShown] + " …"
+			}
+			fmt.Fprintf(&b, "\nArguments:\n\n```json\n%s\n```\n", shown)
+		}
+	}
+	if scope != "" {
+		fmt.Fprintf(&b, "\nScope: `%s`\n", scope)
+	}
+	if argsHash != "" {
+		fmt.Fprintf(&b, "Arguments hash: `%s`\n", argsHash)
+	}
+	if expires != nil {
+		fmt.Fprintf(&b, "\nUnanswered by %s, it is denied.\n", expires.Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "\nOptions: %s. Reply with 同意 / approve / yes to allow once, 一直同意 / always to allow this tool "+
+		"in this scope from now on; any other answer denies.\n", strings.Join(options, " / "))
+	return b.String()
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+// canDecide reports whether person may see and decide the request: the
+// request mail was addressed to them, or they take part in its session.
+func canDecide(ctx context.Context, q *store.Q, row store.PermissionRow, person string) (bool, error) {
+	v, err := q.ViewMail(ctx, row.MailID, person)
+	if err == nil && v.Role != "" {
+		return true, nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	pt, err := q.Participant(ctx, row.SessionID, person)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return pt.Kind == store.KindPerson, nil
+}
+
+// GetPermission answers one request: an agent sees its own requests, a
+// person those they may decide. Anything else is a 404.
+func (s *Service) GetPermission(ctx context.Context, p *Principal, mailID string) (*client.Permission, error) {
+	q := s.Read()
+	row, err := q.GetPermission(ctx, mailID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, permissionNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.IsAgent() && row.AgentName != p.Name {
+		return nil, permissionNotFound()
+	}
+	if p.IsPerson() {
+		ok, err := canDecide(ctx, q, row, p.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, permissionNotFound()
+		}
+	}
+	v := permissionView(row)
+	return &v, nil
+}
+
+// ListPermissions answers the requests addressed to a person ("waiting for
+// you"), newest first; status is "pending" (default), "decided" or "all".
+func (s *Service) ListPermissions(ctx context.Context, p *Principal, status string) (*client.PermissionList, error) {
+	switch status {
+	case "":
+		status = store.PermissionPending
+	case store.PermissionPending, store.PermissionDecided, store.PermissionAll:
+	default:
+		return nil, Invalid("status", fmt.Sprintf("status %q is not pending, decided or all", status), "")
+	}
+	rows, err := s.Read().PermissionsFor(ctx, p.Name, status, maxPermissionList)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.PermissionList{Permissions: []client.Permission{}}
+	for _, r := range rows {
+		out.Permissions = append(out.Permissions, permissionView(r))
+	}
+	return out, nil
+}
+
+// decisionInput is one decision about to be recorded.
+type decisionInput struct {
+	word      string // as written
+	note      string
+	decidedBy string
+	via       string
+	// mailID is the decision mail when it exists already (a reply); empty
+	// makes decideTx write one.
+	mailID string
+	from   Party
+}
+
+// Decide records a person's decision from the API (POST
+// /me/permission/{mail_id}/decide). Only an approval word approves
+// (JudgeDecision); "always"/"一直同意" also stores a grant for agent + tool
+// + scope. The decision is a mail_type=permission_decision mail to the agent
+// in the request's thread, and the agent (and the people asked) get a
+// permission_decision event with the W-4 fields.
+//
+// The first decision wins (a primary key): a later one answers 409
+// "already_decided", except the very same decision by the same person,
+// which answers the stored state again. A request past its expires_at
+// answers 409 "permission_expired" (the sweeper denies it). A request the
+// person may not decide is a 404.
+func (s *Service) Decide(ctx context.Context, p *Principal, mailID string, req client.DecideRequest) (*client.Permission, error) {
+	if !p.IsPerson() {
+		return nil, Forbidden("person_only", "only a person decides a permission request", "")
+	}
+	word := strings.TrimSpace(req.Decision)
+	if utf8.RuneCountInString(word) > MaxDecisionRunes {
+		return nil, Invalid("decision", fmt.Sprintf("decision is longer than %d characters", MaxDecisionRunes), "put the reason in note")
+	}
+	if len(req.Note) > MaxBodyBytes {
+		return nil, Invalid("note", fmt.Sprintf("note is larger than %d bytes", MaxBodyBytes), "")
+	}
+	var out *client.Permission
+	err := s.Write(ctx, func(tx *Tx) error {
+		row, err := tx.GetPermission(ctx, mailID)
+		if errors.Is(err, store.ErrNotFound) {
+			return permissionNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		ok, err := canDecide(ctx, tx.Q, row, p.Name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return permissionNotFound()
+		}
+		if row.Decided {
+			if row.DecidedBy == p.Name && row.Decision == word && row.Note == strings.TrimSpace(req.Note) {
+				v := permissionView(row)
+				out = &v
+				return nil
+			}
+			return alreadyDecided(row)
+		}
+		if row.ExpiresAt != nil && !row.ExpiresAt.After(tx.Now) {
+			return Conflict("permission_expired", fmt.Sprintf("the request expired at %s and is denied", row.ExpiresAt.Format(time.RFC3339)),
+				"the agent has to ask again")
+		}
+		out, err = s.decideTx(ctx, tx, row, decisionInput{word: word, note: strings.TrimSpace(req.Note), decidedBy: p.Name,
+			via: DecidedViaAPI, from: Party{Name: p.Name, Kind: store.KindPerson}})
+		return err
+	})
+	if errors.Is(err, errDecisionLost) {
+		row, gerr := s.Read().GetPermission(ctx, mailID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return nil, alreadyDecided(row)
+	}
+	return out, err
+}
+
+func alreadyDecided(row store.PermissionRow) error {
+	verdict := "denied"
+	if row.Approved {
+		verdict = "approved"
+	}
+	return Conflict("already_decided", fmt.Sprintf("this request was already %s by %s (%q); the first decision stands",
+		verdict, row.DecidedBy, row.Decision), "read the request again (GET its permission) instead of deciding twice")
+}
+
+// decideTx records a decision in the transaction: the decision mail (unless
+// in.mailID names an existing one), the decision row (first wins: a lost
+// race returns errDecisionLost so the caller rolls back), the grant for an
+// "always", and the permission_decision events.
+func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow, in decisionInput) (*client.Permission, error) {
+	approved, always := JudgeDecision(in.word)
+	if in.via == DecidedViaTimeout {
+		approved, always = false, false
+	}
+	sess, err := tx.GetSession(ctx, row.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	decisionMailID := in.mailID
+	if decisionMailID == "" {
+		agentWS := ""
+		if pt, err := tx.Participant(ctx, sess.SessionID, row.AgentName); err == nil {
+			agentWS = pt.Workspace
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		reqMail, err := tx.GetMail(ctx, row.MailID)
+		if err != nil {
+			return nil, err
+		}
+		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: row.MailID, From: in.from,
+			Subject: replySubject(reqMail.Subject), Body: decisionMailBody(in, approved, always, row),
+			MailType: client.MailTypePermissionDecision,
+			Recipients: []Party{{Name: row.AgentName, Kind: store.KindAgent, Workspace: agentWS, Role: "to"}}})
+		if err != nil {
+			return nil, err
+		}
+		decisionMailID = created.Mail.MailID
+	}
+	d := store.PermissionDecisionRow{MailID: row.MailID, Decision: in.word, Approved: approved, Always: always,
+		Note: in.note, DecidedBy: in.decidedBy, DecidedVia: in.via, DecisionMailID: decisionMailID, DecidedAt: tx.Now}
+	ok, err := tx.InsertPermissionDecision(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errDecisionLost
+	}
+	if always && row.Tool != "" {
+		if _, err := tx.InsertGrant(ctx, store.GrantRow{GrantID: store.NewID(), AgentName: row.AgentName, Tool: row.Tool,
+			Scope: row.Scope, SessionID: row.SessionID, GrantedBy: in.decidedBy, MailID: row.MailID, CreatedAt: tx.Now}); err != nil {
+			return nil, err
+		}
+	}
+	row.Decided, row.Decision, row.Approved, row.Always, row.Note = true, d.Decision, approved, always, d.Note
+	row.DecidedBy, row.DecidedVia, row.DecisionMailID = d.DecidedBy, d.DecidedVia, decisionMailID
+	at := tx.Now
+	row.DecidedAt = &at
+	ev := client.PermissionDecisionEvent{MailID: row.MailID, DecisionMailID: decisionMailID, Decision: d.Decision,
+		Approved: approved, Always: always, Note: d.Note, DecidedBy: d.DecidedBy, SessionID: row.SessionID,
+		RelayKey: row.RelayKey, RelayKind: client.RelayPermission, ArgsHash: row.ArgsHash}
+	recipients := []string{row.AgentName}
+	rs, err := tx.RecipientsOf(ctx, []string{row.MailID})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs[row.MailID] {
+		if r.Kind == store.KindPerson {
+			recipients = append(recipients, r.Name)
+		}
+	}
+	for _, name := range recipients {
+		if _, err := tx.Emit(ctx, name, client.EventPermissionDecision, ev); err != nil {
+			return nil, err
+		}
+	}
+	s.Log.Info("permission decided", "mail_id", row.MailID, "session_id", row.SessionID, "agent", row.AgentName,
+		"approved", approved, "always", always, "decided_by", d.DecidedBy, "via", d.DecidedVia)
+	v := permissionView(row)
+	return &v, nil
+}
+
+// decisionMailBody is the body of a decision mail written by the gateway
+// (API decisions and timeouts).
+func decisionMailBody(in decisionInput, approved, always bool, row store.PermissionRow) string {
+	var b strings.Builder
+	switch {
+	case in.via == DecidedViaTimeout:
+		b.WriteString("Denied: nobody decided before the request expired.")
+	case always && row.Tool != "":
+		fmt.Fprintf(&b, "Approved, always: %s may use `%s` in `%s` from now on.", row.AgentName, row.Tool, row.Scope)
+	case approved:
+		b.WriteString("Approved.")
+	default:
+		b.WriteString("Denied.")
+	}
+	if in.word != "" && in.via != DecidedViaTimeout {
+		fmt.Fprintf(&b, " (%s)", in.word)
+	}
+	if in.note != "" {
+		b.WriteString("\n\n")
+		b.WriteString(in.note)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// permissionReplyHook makes a person's reply to a pending permission
+// request its decision (issue 3: "or by replying to the request mail"): the
+// reply's text is judged by JudgeDecision (its first line is the decision
+// word, the rest the note), the reply becomes the permission_decision mail
+// of the thread, and the events go out as for an API decision. A reply to a
+// decided or expired request, or by someone who may not decide, stays an
+// ordinary mail.
+func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMail) error {
+	if m.Mail.FromKind != store.KindPerson || m.Mail.ParentMailID == "" || m.Mail.MailType != client.MailTypeNormal {
+		return nil
+	}
+	row, err := tx.GetPermission(ctx, m.Mail.ParentMailID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if row.Decided || (row.ExpiresAt != nil && !row.ExpiresAt.After(tx.Now)) {
+		return nil
+	}
+	ok, err := canDecide(ctx, tx.Q, row, m.Mail.FromName)
+	if err != nil || !ok {
+		return err
+	}
+	word, note := splitDecisionText(m.Mail.Body)
+	if _, err := s.decideTx(ctx, tx, row, decisionInput{word: word, note: note, decidedBy: m.Mail.FromName,
+		via: DecidedViaReply, mailID: m.Mail.MailID}); err != nil {
+		return err
+	}
+	// The reply is the decision mail: retype it and the new_mail events
+	// already written for it, so bridges do not start a turn on it.
+	if err := tx.SetMailType(ctx, m.Mail.MailID, client.MailTypePermissionDecision); err != nil {
+		return err
+	}
+	m.Mail.MailType = client.MailTypePermissionDecision
+	for _, id := range m.EventIDs {
+		data, err := tx.EventData(ctx, id)
+		if err != nil {
+			return err
+		}
+		var ev client.NewMailEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return err
+		}
+		ev.MailType = client.MailTypePermissionDecision
+		b, _ := json.Marshal(ev)
+		if err := tx.SetEventData(ctx, id, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitDecisionText splits a reply into its decision word (the first
+// non-empty line, quoted lines skipped) and the note (the rest, without
+// quoted lines).
+func splitDecisionText(body string) (word, note string) {
+	var rest []string
+	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, ">") {
+			continue
+		}
+		if word == "" {
+			if t != "" {
+				word = t
+			}
+			continue
+		}
+		rest = append(rest, line)
+	}
+	word = string([]rune(word)[:min(utf8.RuneCountInString(word), MaxDecisionRunes)])
+	return word, strings.TrimSpace(strings.Join(rest, "\n"))
+}
+
+// ExpirePermissions decides every pending request whose expires_at has
+// passed (by the service clock) as denied, decided_by "timeout", with a
+// decision mail from the system and the permission_decision events, so
+// nothing waits forever. A request decided meanwhile is left alone. It
+// answers how many it decided.
+func (s *Service) ExpirePermissions(ctx context.Context) (int, error) {
+	rows, err := s.Read().ExpiredPermissions(ctx, s.Now(), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		err := s.Write(ctx, func(tx *Tx) error {
+			row, err := tx.GetPermission(ctx, r.MailID)
+			if err != nil {
+				return err
+			}
+			if row.Decided {
+				return nil
+			}
+			_, err = s.decideTx(ctx, tx, row, decisionInput{word: TimeoutDecision,
+				note:      fmt.Sprintf("No decision before %s.", row.ExpiresAt.Format(time.RFC3339)),
+				decidedBy: DecidedByTimeout, via: DecidedViaTimeout, from: Party{Name: SystemSender, Kind: store.KindSystem}})
+			if err == nil {
+				n++
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, errDecisionLost) {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// SystemSender is the sender name of mails the gateway writes itself
+// (timeouts).
+const SystemSender = "agentmail"
+
+// ------------------------------------------------------------------ grants
+
+func grantView(g store.GrantRow) client.Grant {
+	return client.Grant{GrantID: g.GrantID, AgentName: g.AgentName, Tool: g.Tool, Scope: g.Scope,
+		GrantedBy: g.GrantedBy, MailID: g.MailID, CreatedAt: g.CreatedAt}
+}
+
+// AgentGrants answers the agent's own "always allow" grants, filtered by
+// tool and scope when given (GET /grants).
+func (s *Service) AgentGrants(ctx context.Context, p *Principal, tool, scope string) (*client.GrantList, error) {
+	rows, err := s.Read().Grants(ctx, store.GrantFilter{AgentName: p.Name, Tool: tool, Scope: scope})
+	if err != nil {
+		return nil, err
+	}
+	out := &client.GrantList{Grants: []client.Grant{}}
+	for _, g := range rows {
+		out.Grants = append(out.Grants, grantView(g))
+	}
+	return out, nil
+}
+
+// PersonGrants answers the grants made in sessions the person takes part in
+// (admins: every grant) (GET /me/grants).
+func (s *Service) PersonGrants(ctx context.Context, p *Principal) (*client.GrantList, error) {
+	f := store.GrantFilter{}
+	if !p.IsAdmin() {
+		f.Participant = p.Name
+	}
+	rows, err := s.Read().Grants(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := &client.GrantList{Grants: []client.Grant{}}
+	for _, g := range rows {
+		out.Grants = append(out.Grants, grantView(g))
+	}
+	return out, nil
+}
+
+// RevokeGrant deletes a grant the person can see (DELETE /me/grants/{id});
+// any other id is a 404.
+func (s *Service) RevokeGrant(ctx context.Context, p *Principal, id string) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		g, err := tx.GetGrant(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return grantNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if !p.IsAdmin() {
+			pt, err := tx.Participant(ctx, g.SessionID, p.Name)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && pt.Kind != store.KindPerson) {
+				return grantNotFound()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		_, err = tx.DeleteGrant(ctx, id)
+		if err == nil {
+			s.Log.Info("grant revoked", "grant_id", id, "agent", g.AgentName, "tool", g.Tool, "by", p.Name)
+		}
+		return err
+	})
+}
+
+func grantNotFound() error {
+	return NotFound("grant_not_found", "no such grant", "list grants with GET /api/v1/me/grants")
+}
