@@ -33,7 +33,7 @@ func TestClaudeCodeCallsAgentmailToolsOverMCP(t *testing.T) {
 	env.Set("ENABLE_TOOL_SEARCH", "false") // list MCP tools in tools[] directly
 	ws := realDir(t)
 	cfg := map[string]any{"mcpServers": map[string]any{"agentmail": map[string]any{
-		"command": agentmailBinary(t), "args": []string{"mcp"}, "env": processEnv(fg, ws, env.Home, "workspace"),
+		"command": selfBinary(t), "args": []string{}, "env": processEnv(fg, ws, env.Home, "workspace"),
 	}}}
 	cfgPath := filepath.Join(t.TempDir(), "mcp.json")
 	b, _ := json.Marshal(cfg)

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,12 +24,35 @@ var (
 	buildDir  string
 )
 
+// testMainEnv makes the test binary itself act as `agentmail mcp` (the same
+// Main the command calls), so the protocol tests run a real child process
+// without depending on every other package of the binary compiling.
+const testMainEnv = "AGENTMAIL_MCPTOOLS_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(testMainEnv) == "mcp" {
+		if err := Main(context.Background(), os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "agentmail mcp:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
 	os.Exit(code)
+}
+
+// selfBinary is the test binary, which serves MCP when testMainEnv is
+// "mcp" (its directory is then the protected install directory).
+func selfBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
 
 // agentmailBinary builds cmd/agentmail once per test run into its own
@@ -83,9 +107,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startMCP(t *testing.T, env map[string]string, dir string) *mcpProcess {
+// startMCP starts the tool server as a child process: the test binary in
+// its `agentmail mcp` role, or the given binary with the argument "mcp".
+func startMCP(t *testing.T, env map[string]string, dir string, bin ...string) *mcpProcess {
 	t.Helper()
-	cmd := exec.Command(agentmailBinary(t), "mcp")
+	var cmd *exec.Cmd
+	if len(bin) > 0 {
+		cmd = exec.Command(bin[0], "mcp")
+	} else {
+		cmd = exec.Command(selfBinary(t))
+	}
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	for k, v := range env {
@@ -207,6 +238,7 @@ func processEnv(fg *fakeGateway, ws, home, tier string) map[string]string {
 		"AGENTMAIL_PERMISSION_MODE":    tier,
 		"AGENTMAIL_PERMISSION_WAIT_MS": "60000",
 		"AGENTMAIL_DATA_DIR":           filepath.Join(home, "gateway-data"),
+		testMainEnv:                    "mcp",
 	}
 }
 
@@ -330,8 +362,8 @@ func TestMCPProcessGatedRunCommand(t *testing.T) {
 	assertAbsent(t, filepath.Join(ws, "denied.txt"))
 
 	// The tool server's own install directory is protected.
-	bin := agentmailBinary(t)
-	text, isErr = p.callTool(3, "write_file", map[string]any{"path": filepath.Join(filepath.Dir(bin), "agentmail"), "content": "x"})
+	bin := selfBinary(t)
+	text, isErr = p.callTool(3, "write_file", map[string]any{"path": bin, "content": "x"})
 	if !isErr || !strings.Contains(text, "protected path") {
 		t.Errorf("writing over the binary: isError %v %q", isErr, text)
 	}
@@ -341,4 +373,27 @@ func TestMCPProcessGatedRunCommand(t *testing.T) {
 	if n := len(fg.permissionRequests()); n != 2 {
 		t.Errorf("want 2 permission requests (the protected write asks nobody), got %d", n)
 	}
+}
+
+// The `agentmail` binary itself (cmd/agentmail, cobra wiring included)
+// serves the same protocol.
+func TestAgentmailBinaryServesMCP(t *testing.T) {
+	bin := agentmailBinary(t)
+	fg := newFakeGateway(t)
+	ws, home := realDir(t), realDir(t)
+	p := startMCP(t, processEnv(fg, ws, home, "plan"), ws, bin)
+	if m := p.rpc("server-discover-probe-1", "server/discover", claudeDiscoverProbe); errorCode(m) != -32601 {
+		t.Fatalf("server/discover answered %v", m)
+	}
+	initProcess(t, p)
+	m := p.rpc(1, "tools/list", map[string]any{})
+	res, _ := m["result"].(map[string]any)
+	if tools, _ := res["tools"].([]any); len(tools) != len(wantTools) {
+		t.Errorf("tools/list has %d tools, want %d", len(tools), len(wantTools))
+	}
+	text, isErr := p.callTool(2, "run_command", map[string]any{"command": "touch planned"})
+	if !isErr || !strings.Contains(text, "plan") {
+		t.Errorf("plan tier: isError %v %q", isErr, text)
+	}
+	assertAbsent(t, filepath.Join(ws, "planned"))
 }

@@ -1,0 +1,64 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Main is the whole of `agentmail mcp`: it reads the configuration through
+// getenv (see Config), protects the paths of ProtectedPrefixes (with the
+// running executable's directory and the home directory), builds the
+// gateway client with the agent key, logs the registered tools to stderr
+// and serves MCP on stdin/stdout until stdin closes or ctx ends (then it
+// returns nil). Errors: a configuration that cannot be used, or a broken
+// transport.
+func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, stdout, stderr io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("mcp: cannot read the working directory: %w", err)
+	}
+	cfg, err := ConfigFromEnv(getenv, cwd)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("mcp: configuration", "problem", w)
+	}
+	exe, _ := os.Executable()
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	protected, err := NewProtectedPaths(cfg.Workspace, cfg.ProtectedPrefixes(exe, home)...)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	if cfg.AgentKey == "" {
+		log.Warn("mcp: no agent key (AGENTMAIL_AGENT_KEY or " + cfg.AgentKeyFile + "); tools answer 401 until connect_to_server")
+	}
+	srv, err := New(Options{
+		Config:    cfg,
+		Gateway:   client.New(cfg.GatewayURL, client.WithToken(cfg.AgentKey), client.WithUserAgent("agentmail-mcp/"+Version)),
+		Protected: protected,
+		Log:       log.With("agent", cfg.AgentName, "session_id", cfg.SessionID, "mail_id", cfg.MailID),
+	})
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: nopWriteCloser{stdout}})
+	if err != nil && ctx.Err() != nil {
+		return nil // stopped by a signal
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,79 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/internal/fakemodel"
+	"github.com/agentmail/agentmail/internal/platformtest"
+)
+
+// The real opencode (pinned) starts `agentmail mcp` as a local MCP server
+// (protocol 2025-11-25), offers the tools as agentmail_<tool> and calls
+// read_inbox for a scripted model: the same tool and the same rendering as
+// on Claude Code.
+func TestOpenCodeCallsAgentmailToolsOverMCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opencode needs about 30 s to start in a fresh home; skipped with -short")
+	}
+	bin := platformtest.Require(t, platformtest.OpenCode)
+	fg := newFakeGateway(t)
+	fg.addMail(sampleMail("m_1"))
+	model := fakemodel.NewTest(t,
+		fakemodel.Rule{Name: "read", UserContains: "check your mail", Reply: fakemodel.Call("agentmail_read_inbox", map[string]any{"limit": "2"})},
+		fakemodel.Rule{Name: "after", ToolResultFor: "agentmail_read_inbox", Reply: fakemodel.Text("I read the inbox.")},
+	)
+	env := platformtest.NewEnv(t)
+	ws := realDir(t)
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(platformtest.OpenCodeConfig(model.OpenAIBaseURL())), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["mcp"] = map[string]any{"agentmail": map[string]any{
+		"type": "local", "command": []string{selfBinary(t)}, "environment": processEnv(fg, ws, env.Home, "workspace"),
+	}}
+	b, _ := json.Marshal(cfg)
+	env.Set("OPENCODE_CONFIG_CONTENT", string(b))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "please check your mail")
+	cmd.Dir = ws
+	cmd.Env = env.Environ()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("opencode run: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	if !strings.Contains(string(out), "I read the inbox.") {
+		t.Errorf("opencode did not end with the scripted text:\n%s\nstderr:\n%s", out, stderr.String())
+	}
+	var offered bool
+	var result string
+	for _, r := range model.ModelRequests() {
+		for _, name := range r.Tools {
+			if name == "agentmail_write_file" {
+				offered = true
+			}
+		}
+		for _, tr := range r.ToolResults {
+			if tr.Name == "agentmail_read_inbox" {
+				result = tr.Content
+			}
+		}
+	}
+	if !offered {
+		t.Errorf("the model was not offered agentmail_write_file")
+	}
+	for _, want := range []string{"mail_id: m_1", "Cc: bob, ops@/srv/ops", "attachment_id: att_heap", "limit=2"} {
+		if !strings.Contains(result, want) {
+			t.Errorf("the read_inbox result the model saw lacks %q:\n%s", want, result)
+		}
+	}
+}
