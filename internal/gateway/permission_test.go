@@ -1,0 +1,412 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// extrasEnv is a service over a fresh database with a manual clock, two
+// people (alice, bob), a third person (carol) outside every session, and an
+// agent (bot).
+type extrasEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	svc   *Service
+	clock *ManualClock
+	alice *Principal
+	bob   *Principal
+	carol *Principal
+	bot   *Principal
+}
+
+func newExtrasEnv(t *testing.T) *extrasEnv {
+	t.Helper()
+	SetBcryptCostForTests()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
+	svc := New(st, clock, Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e := &extrasEnv{t: t, ctx: ctx, svc: svc, clock: clock}
+	for _, name := range []string{"alice", "bob", "carol"} {
+		if _, err := svc.CreateUser(ctx, client.CreateUserRequest{Username: name, Password: "password-123"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "bot", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	e.alice = &Principal{Kind: PrincipalPerson, Name: "alice", Role: RoleUser, AuthKind: AuthUserKey}
+	e.bob = &Principal{Kind: PrincipalPerson, Name: "bob", Role: RoleUser, AuthKind: AuthUserKey}
+	e.carol = &Principal{Kind: PrincipalPerson, Name: "carol", Role: RoleUser, AuthKind: AuthUserKey}
+	e.bot = &Principal{Kind: PrincipalAgent, Name: "bot", AuthKind: AuthAgentKey}
+	return e
+}
+
+// session has alice write to bot (cc bob) in a new session and answers it.
+func (e *extrasEnv) session() *client.SendMailResponse {
+	e.t.Helper()
+	r, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "clean the build", Body: "please"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+func (e *extrasEnv) countMails(where string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.svc.Read().QueryRow(e.ctx, `SELECT COUNT(*) FROM mails WHERE `+where, args...).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *extrasEnv) events(recipient, typ string) []store.EventRow {
+	e.t.Helper()
+	rows, err := e.svc.Read().RecipientEvents(e.ctx, recipient, 0, 1<<62, 1000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []store.EventRow
+	for _, r := range rows {
+		if r.Type == typ {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func wantCode(t *testing.T, err error, kind Kind, code string) {
+	t.Helper()
+	e := AsError(err)
+	if e == nil || e.Kind != kind || (code != "" && e.Code != code) {
+		t.Fatalf("err = %v (%+v), want kind %d code %q", err, e, kind, code)
+	}
+}
+
+func (e *extrasEnv) request(sessionID, key string) *client.Permission {
+	e.t.Helper()
+	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Delete build/?", Context: "rm -rf build/",
+		SessionID: sessionID, RelayKey: key, Tool: "Bash", ToolInput: map[string]any{"command": "rm -rf build/"}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func TestPermissionRequestMailsThePeopleOnceAndUsesNoRound(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	before, _ := e.svc.Read().GetSession(e.ctx, s.SessionID)
+	p := e.request(s.SessionID, "perm-1")
+	if p.Status != PermissionStatusPending || p.Duplicate || p.AgentName != "bot" || p.RelayKey != "perm-1" {
+		t.Fatalf("permission = %+v", p)
+	}
+	if strings.Join(p.Options, ",") != "approve,always,deny" {
+		t.Errorf("default options = %v", p.Options)
+	}
+	wantHash, _ := ArgsHash(map[string]any{"command": "rm -rf build/"})
+	if p.ArgsHash != wantHash {
+		t.Errorf("args_hash = %q, want %q", p.ArgsHash, wantHash)
+	}
+	m, err := e.svc.GetMail(e.ctx, e.alice, p.MailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MailType != client.MailTypePermissionRequest || m.Relay != client.RelayPermission || m.Permission == nil {
+		t.Fatalf("request mail = %+v", m)
+	}
+	names := []string{}
+	for _, r := range m.Recipients {
+		names = append(names, r.Name+":"+r.Kind)
+	}
+	if strings.Join(names, ",") != "alice:person,bob:person" {
+		t.Errorf("request mail recipients = %v, want the two people", names)
+	}
+	after, _ := e.svc.Read().GetSession(e.ctx, s.SessionID)
+	if after.UsedRounds != before.UsedRounds {
+		t.Errorf("used_rounds %d → %d: a permission request must not use a round (B-8.5)", before.UsedRounds, after.UsedRounds)
+	}
+	if n := len(e.events("alice", client.EventPermissionRequest)); n != 1 {
+		t.Errorf("alice got %d permission_request events, want 1", n)
+	}
+	// Replay: same request, Duplicate, no second mail.
+	again := e.request(s.SessionID, "perm-1")
+	if !again.Duplicate || again.MailID != p.MailID {
+		t.Fatalf("replay = %+v, want duplicate of %s", again, p.MailID)
+	}
+	if n := e.countMails("mail_type = ?", client.MailTypePermissionRequest); n != 1 {
+		t.Errorf("%d permission_request mails after a replay, want 1", n)
+	}
+	// The agent sees its request; the stranger carol does not.
+	if _, err := e.svc.GetPermission(e.ctx, e.bot, p.MailID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.GetPermission(e.ctx, e.carol, p.MailID)
+	wantCode(t, err, KindNotFound, "permission_not_found")
+	pending, _ := e.svc.ListPermissions(e.ctx, e.bob, "")
+	if len(pending.Permissions) != 1 {
+		t.Errorf("bob's pending list = %+v", pending)
+	}
+}
+
+func TestPermissionRequestBadInputStoresNothing(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	past := e.clock.Now().Add(-time.Minute)
+	cases := []struct {
+		req   client.PermissionRequest
+		kind  Kind
+		field string
+	}{
+		{client.PermissionRequest{SessionID: s.SessionID, RelayKey: "k"}, KindInvalid, "question"},
+		{client.PermissionRequest{Question: "q", RelayKey: "k"}, KindInvalid, "session_id"},
+		{client.PermissionRequest{Question: "q", SessionID: s.SessionID}, KindInvalid, "relay_key"},
+		{client.PermissionRequest{Question: "q", SessionID: s.SessionID, RelayKey: "k", ExpiresAt: &past}, KindInvalid, "expires_at"},
+		{client.PermissionRequest{Question: "q", SessionID: s.SessionID, RelayKey: "k", Options: []string{"ok", " "}}, KindInvalid, "options[1]"},
+		{client.PermissionRequest{Question: "q", SessionID: "nope", RelayKey: "k"}, KindNotFound, ""},
+	}
+	for _, c := range cases {
+		_, err := e.svc.RequestPermission(e.ctx, e.bot, c.req)
+		ae := AsError(err)
+		if ae == nil || ae.Kind != c.kind || ae.Field != c.field {
+			t.Errorf("%+v: err = %v, want kind %d field %q", c.req, err, c.kind, c.field)
+		}
+	}
+	if n := e.countMails("mail_type = ?", client.MailTypePermissionRequest); n != 0 {
+		t.Errorf("%d request mails stored by bad requests", n)
+	}
+}
+
+func TestPermissionRequestWithoutPersonIs409(t *testing.T) {
+	e := newExtrasEnv(t)
+	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "helper", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.svc.Send(e.ctx, e.bot, client.SendMailRequest{To: "helper@/work/lib.new", Subject: "help", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "q", SessionID: r.SessionID, RelayKey: "k"})
+	wantCode(t, err, KindConflict, "no_person_to_decide")
+	if AsError(err).Suggestion == "" {
+		t.Error("409 without a suggestion (seed 003 hands it to the model)")
+	}
+	if n := e.countMails("mail_type = ?", client.MailTypePermissionRequest); n != 0 {
+		t.Errorf("%d request mails stored", n)
+	}
+}
+
+func TestDecideByAPIFirstWinsAndSendsTheEvent(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-api")
+	got, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "同意", Note: "go ahead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != PermissionStatusApproved || !got.Approved || got.Always || got.DecidedBy != "alice" || got.DecidedVia != DecidedViaAPI {
+		t.Fatalf("decided = %+v", got)
+	}
+	dm, err := e.svc.GetMail(e.ctx, e.bot, got.DecisionMailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dm.MailType != client.MailTypePermissionDecision || dm.ParentMailID != p.MailID || dm.SessionID != s.SessionID {
+		t.Fatalf("decision mail = %+v", dm)
+	}
+	evs := e.events("bot", client.EventPermissionDecision)
+	if len(evs) != 1 {
+		t.Fatalf("bot got %d permission_decision events", len(evs))
+	}
+	var ev client.PermissionDecisionEvent
+	json.Unmarshal(evs[0].Data, &ev)
+	want := client.PermissionDecisionEvent{MailID: p.MailID, DecisionMailID: got.DecisionMailID, Decision: "同意", Approved: true,
+		Note: "go ahead", DecidedBy: "alice", SessionID: s.SessionID, RelayKey: "perm-api", RelayKind: "permission", ArgsHash: p.ArgsHash}
+	if ev != want {
+		t.Errorf("event = %+v\nwant    %+v", ev, want)
+	}
+	// The same decision again by the same person answers the state; a
+	// conflicting one is a 409 and changes nothing.
+	if _, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "同意", Note: "go ahead"}); err != nil {
+		t.Errorf("repeating the same decision: %v", err)
+	}
+	_, err = e.svc.Decide(e.ctx, e.bob, p.MailID, client.DecideRequest{Decision: "deny"})
+	wantCode(t, err, KindConflict, "already_decided")
+	now, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
+	if !now.Approved || now.DecidedBy != "alice" {
+		t.Errorf("after the conflicting decision: %+v", now)
+	}
+	if n := e.countMails("mail_type = ?", client.MailTypePermissionDecision); n != 1 {
+		t.Errorf("%d decision mails, want 1", n)
+	}
+	_, err = e.svc.Decide(e.ctx, e.carol, p.MailID, client.DecideRequest{Decision: "yes"})
+	wantCode(t, err, KindNotFound, "permission_not_found")
+}
+
+func TestUnknownWordDenies(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	for i, word := range []string{"", "ok", "sure thing", "不同意"} {
+		p := e.request(s.SessionID, "perm-word-"+string(rune('a'+i)))
+		got, err := e.svc.Decide(e.ctx, e.bob, p.MailID, client.DecideRequest{Decision: word})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Approved || got.Status != PermissionStatusDenied {
+			t.Errorf("decision %q: %+v, want denied", word, got)
+		}
+	}
+}
+
+func TestAlwaysStoresAGrantThatCanBeRevoked(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-always")
+	got, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "一直同意"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Approved || !got.Always {
+		t.Fatalf("decided = %+v", got)
+	}
+	gl, err := e.svc.AgentGrants(e.ctx, e.bot, "Bash", "/work/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gl.Grants) != 1 || gl.Grants[0].Tool != "Bash" || gl.Grants[0].Scope != "/work/proj" || gl.Grants[0].GrantedBy != "alice" {
+		t.Fatalf("grants = %+v", gl)
+	}
+	if other, _ := e.svc.AgentGrants(e.ctx, e.bot, "Write", ""); len(other.Grants) != 0 {
+		t.Errorf("filter by tool returned %+v", other)
+	}
+	if mine, _ := e.svc.PersonGrants(e.ctx, e.bob); len(mine.Grants) != 1 {
+		t.Errorf("bob (in the session) sees %d grants", len(mine.Grants))
+	}
+	if theirs, _ := e.svc.PersonGrants(e.ctx, e.carol); len(theirs.Grants) != 0 {
+		t.Errorf("carol (outside) sees %d grants", len(theirs.Grants))
+	}
+	wantCode(t, e.svc.RevokeGrant(e.ctx, e.carol, gl.Grants[0].GrantID), KindNotFound, "grant_not_found")
+	if err := e.svc.RevokeGrant(e.ctx, e.bob, gl.Grants[0].GrantID); err != nil {
+		t.Fatal(err)
+	}
+	if gl, _ := e.svc.AgentGrants(e.ctx, e.bot, "", ""); len(gl.Grants) != 0 {
+		t.Errorf("grant still there after revoke: %+v", gl)
+	}
+}
+
+func TestReplyDecidesAndBecomesTheDecisionMail(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-reply")
+	r, err := e.svc.Send(e.ctx, e.bob, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "approve\nbut only build/\n> quoted request"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
+	if !got.Approved || got.DecidedVia != DecidedViaReply || got.DecidedBy != "bob" || got.DecisionMailID != r.MailID ||
+		got.Decision != "approve" || got.Note != "but only build/" {
+		t.Fatalf("after reply: %+v", got)
+	}
+	m, _ := e.svc.GetMail(e.ctx, e.bot, r.MailID)
+	if m.MailType != client.MailTypePermissionDecision {
+		t.Errorf("reply mail type = %q", m.MailType)
+	}
+	for _, ev := range e.events("bot", client.EventNewMail) {
+		var nm client.NewMailEvent
+		json.Unmarshal(ev.Data, &nm)
+		if nm.MailID == r.MailID && nm.MailType != client.MailTypePermissionDecision {
+			t.Errorf("new_mail event of the reply has mail_type %q; a bridge would run a turn on it", nm.MailType)
+		}
+	}
+	if n := len(e.events("bot", client.EventPermissionDecision)); n != 1 {
+		t.Errorf("%d permission_decision events", n)
+	}
+	// A second reply is an ordinary mail and changes nothing.
+	r2, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "deny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := e.svc.GetMail(e.ctx, e.bot, r2.MailID)
+	after, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
+	if m2.MailType != client.MailTypeNormal || !after.Approved {
+		t.Errorf("second reply: mail %q, permission %+v", m2.MailType, after)
+	}
+}
+
+func TestReplyWithUnknownTextDenies(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-reply-no")
+	if _, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "hmm, what is build/ for?"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
+	if got.Status != PermissionStatusDenied || got.Approved {
+		t.Errorf("unknown reply text: %+v", got)
+	}
+}
+
+func TestExpiredRequestIsDeniedByTimeout(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	exp := e.clock.Now().Add(5 * time.Minute)
+	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "q", SessionID: s.SessionID, RelayKey: "perm-exp", ExpiresAt: &exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.svc.ExpirePermissions(e.ctx); err != nil || n != 0 {
+		t.Fatalf("before expiry: %d, %v", n, err)
+	}
+	e.clock.Advance(5 * time.Minute)
+	_, err = e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "yes"})
+	wantCode(t, err, KindConflict, "permission_expired")
+	if n, err := e.svc.ExpirePermissions(e.ctx); err != nil || n != 1 {
+		t.Fatalf("at expiry: %d, %v", n, err)
+	}
+	got, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
+	if got.Status != PermissionStatusDenied || got.DecidedBy != DecidedByTimeout || got.DecidedVia != DecidedViaTimeout {
+		t.Fatalf("after expiry: %+v", got)
+	}
+	evs := e.events("bot", client.EventPermissionDecision)
+	if len(evs) != 1 {
+		t.Fatalf("%d decision events", len(evs))
+	}
+	var ev client.PermissionDecisionEvent
+	json.Unmarshal(evs[0].Data, &ev)
+	if ev.DecidedBy != "timeout" || ev.Approved || ev.RelayKey != "perm-exp" {
+		t.Errorf("event = %+v", ev)
+	}
+	if n, _ := e.svc.ExpirePermissions(e.ctx); n != 0 {
+		t.Errorf("a second sweep decided %d again", n)
+	}
+	_, err = e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "yes"})
+	wantCode(t, err, KindConflict, "already_decided")
+}
+
+func TestPendingCountsComeFromTheHooks(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	e.request(s.SessionID, "c1")
+	p2 := e.request(s.SessionID, "c2")
+	n, err := e.svc.Hooks.PendingPermissions(e.ctx, e.svc.Read(), "alice")
+	if err != nil || n != 2 {
+		t.Fatalf("pending for alice = %d, %v", n, err)
+	}
+	e.svc.Decide(e.ctx, e.alice, p2.MailID, client.DecideRequest{Decision: "no"})
+	if n, _ := e.svc.Hooks.SessionPendingPermissions(e.ctx, e.svc.Read(), s.SessionID); n != 1 {
+		t.Errorf("pending in session = %d, want 1", n)
+	}
+}
