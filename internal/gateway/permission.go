@@ -487,7 +487,7 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 		}
 		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: row.MailID, From: in.from,
 			Subject: replySubject(reqMail.Subject), Body: decisionMailBody(in, approved, always, row),
-			MailType: client.MailTypePermissionDecision,
+			MailType:   client.MailTypePermissionDecision,
 			Recipients: []Party{{Name: row.AgentName, Kind: store.KindAgent, Workspace: agentWS, Role: "to"}}})
 		if err != nil {
 			return nil, err
