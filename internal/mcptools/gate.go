@@ -68,7 +68,26 @@ const (
 	// DefaultPollInterval is how often the gate asks the gateway whether the
 	// person has decided.
 	DefaultPollInterval = time.Second
+	// DefaultProgressEvery is how often a waiting gated call reports
+	// progress.
+	DefaultProgressEvery = 15 * time.Second
 )
+
+type progressKey struct{}
+
+// WithProgress returns a context carrying fn, which the gate calls with a
+// short message when it has asked a person and then regularly while it
+// waits (the MCP layer turns it into notifications/progress when the
+// client asked for progress).
+func WithProgress(ctx context.Context, fn func(msg string)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func reportProgress(ctx context.Context, msg string) {
+	if fn, ok := ctx.Value(progressKey{}).(func(string)); ok && fn != nil {
+		fn(msg)
+	}
+}
 
 // Refusal is the error of a gated call that must not run. Reason is
 // written for the model: what happened and what it can do instead. Asked
@@ -104,6 +123,10 @@ type Gate struct {
 	// PollInterval is the pause between two state reads (0:
 	// DefaultPollInterval).
 	PollInterval time.Duration
+	// ProgressEvery is how often a waiting call reports progress to the
+	// platform (0: DefaultProgressEvery), so that clients that reset their
+	// tool timeout on progress keep waiting with the person.
+	ProgressEvery time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// Log receives one line per decision (nil: slog.Default()).
@@ -235,10 +258,21 @@ func (g *Gate) Authorize(ctx context.Context, req GateRequest) (Approval, error)
 	if interval <= 0 {
 		interval = DefaultPollInterval
 	}
+	every := g.ProgressEvery
+	if every <= 0 {
+		every = DefaultProgressEvery
+	}
+	asked := g.now()
+	lastProgress := asked
+	reportProgress(ctx, fmt.Sprintf("%s: asked a person by mail (permission mail %s); waiting at most %s for the decision", req.Tool, p.MailID, wait))
 	var lastErr error
 	for {
 		if p != nil && p.Status != "" && p.Status != "pending" {
 			return g.verdict(req.Tool, key, p)
+		}
+		if now := g.now(); now.Sub(lastProgress) >= every {
+			lastProgress = now
+			reportProgress(ctx, fmt.Sprintf("%s: still waiting for the person's decision on permission mail %s (%s so far)", req.Tool, p.MailID, now.Sub(asked).Round(time.Second)))
 		}
 		t := time.NewTimer(interval)
 		select {

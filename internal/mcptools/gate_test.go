@@ -1,13 +1,16 @@
 package mcptools
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func approveOn(poll int, decision string) func(p *client.Permission, polls int) {
@@ -248,5 +251,54 @@ func TestParseTier(t *testing.T) {
 	got, err := ParseTier("yolo")
 	if err == nil || got != TierPlan {
 		t.Errorf("ParseTier(yolo) = %q, %v; want plan and an error", got, err)
+	}
+}
+
+// A waiting call reports progress to a client that asked for it, so the
+// client's tool timeout can follow the person's wait.
+func TestWaitingCallReportsProgress(t *testing.T) {
+	h := newHarness(t, TierWorkspace)
+	h.srv.gate.ProgressEvery = time.Millisecond
+	h.fg.decide = approveOn(5, "approve")
+	var mu sync.Mutex
+	var msgs []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			msgs = append(msgs, r.Params.Message)
+			mu.Unlock()
+		},
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() { _ = h.srv.Run(ctx, st) }()
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "true"}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	// Notifications may trail the answer; wait for them with a deadline.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		got := append([]string(nil), msgs...)
+		mu.Unlock()
+		if len(got) >= 2 {
+			if !strings.Contains(got[0], "asked a person by mail") || !strings.Contains(got[1], "still waiting") {
+				t.Errorf("progress messages %q", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress messages %q, want at least 2", got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

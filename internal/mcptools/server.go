@@ -185,6 +185,13 @@ func (s *Server) add(name, description string, schema map[string]any, fn toolFun
 				res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s failed: internal error (%v)\n", name, p)}}}
 			}
 		}()
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			var n float64
+			ctx = WithProgress(ctx, func(msg string) {
+				n++
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: msg})
+			})
+		}
 		a, err := parseArgs(req.Params.Arguments)
 		var text string
 		if err == nil {
