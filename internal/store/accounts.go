@@ -15,13 +15,17 @@ const (
 )
 
 // ClaimName reserves name for kind in the shared name space. It answers
-// (false, nil) when the name is already taken by either kind.
+// (false, nil) when the name is already taken by either kind. ON CONFLICT
+// DO NOTHING rather than a caught unique violation: on PostgreSQL a failed
+// statement aborts the whole transaction.
 func (q *Q) ClaimName(ctx context.Context, name, kind string, now time.Time) (bool, error) {
-	_, err := q.Exec(ctx, `INSERT INTO names (name, kind, created_at) VALUES (?, ?, ?)`, name, kind, Millis(now))
-	if q.IsUniqueViolation(err) {
-		return false, nil
+	res, err := q.Exec(ctx, `INSERT INTO names (name, kind, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+		name, kind, Millis(now))
+	if err != nil {
+		return false, err
 	}
-	return err == nil, err
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // NameKind answers the kind of a claimed name, or ErrNotFound.

@@ -21,6 +21,9 @@ func (q *Q) InsertEvent(ctx context.Context, recipient, typ string, data []byte,
 	var id int64
 	err := q.QueryRow(ctx, `INSERT INTO events (recipient, type, data, created_at) VALUES (?, ?, ?, ?) RETURNING event_id`,
 		recipient, typ, string(data), Millis(now)).Scan(&id)
+	if err == nil {
+		q.appended++
+	}
 	return id, err
 }
 
@@ -34,18 +37,18 @@ func (q *Q) MaxEventID(ctx context.Context) (int64, error) {
 // EventsAfter answers up to limit events with id > after, oldest first, for
 // every recipient (the hub's poll of the log).
 func (q *Q) EventsAfter(ctx context.Context, after int64, limit int) ([]EventRow, error) {
-	return q.events(ctx, `SELECT event_id, recipient, type, data, created_at FROM events
+	return q.eventRows(ctx, `SELECT event_id, recipient, type, data, created_at FROM events
 		WHERE event_id > ? ORDER BY event_id LIMIT ?`, after, limit)
 }
 
 // RecipientEvents answers one recipient's events with after < id <= upTo,
 // oldest first, at most limit (Last-Event-ID replay).
 func (q *Q) RecipientEvents(ctx context.Context, recipient string, after, upTo int64, limit int) ([]EventRow, error) {
-	return q.events(ctx, `SELECT event_id, recipient, type, data, created_at FROM events
+	return q.eventRows(ctx, `SELECT event_id, recipient, type, data, created_at FROM events
 		WHERE recipient = ? AND event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?`, recipient, after, upTo, limit)
 }
 
-func (q *Q) events(ctx context.Context, query string, args ...any) ([]EventRow, error) {
+func (q *Q) eventRows(ctx context.Context, query string, args ...any) ([]EventRow, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err

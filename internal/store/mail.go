@@ -314,14 +314,16 @@ func (q *Q) RelayedMail(ctx context.Context, agent, key string) (string, error) 
 }
 
 // InsertRelay claims (agent, relay_key) for a mail; it answers false when
-// the key was claimed before (W-5.2, a unique constraint, not a count).
+// the key was claimed before (W-5.2, a unique constraint, not a count; ON
+// CONFLICT so that PostgreSQL does not abort the transaction).
 func (q *Q) InsertRelay(ctx context.Context, agent, key, kind, mailID string, now time.Time) (bool, error) {
-	_, err := q.Exec(ctx, `INSERT INTO relayed_mails (agent_name, relay_key, relay_kind, mail_id, created_at) VALUES (?, ?, ?, ?, ?)`,
-		agent, key, kind, mailID, Millis(now))
-	if q.IsUniqueViolation(err) {
-		return false, nil
+	res, err := q.Exec(ctx, `INSERT INTO relayed_mails (agent_name, relay_key, relay_kind, mail_id, created_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (agent_name, relay_key) DO NOTHING`, agent, key, kind, mailID, Millis(now))
+	if err != nil {
+		return false, err
 	}
-	return err == nil, err
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // TreeNodeRow is one mail of a conversation tree.

@@ -42,15 +42,17 @@ type Store struct {
 	reader  *sql.DB
 	lock    *os.File
 	path    string // SQLite file path, "" for PostgreSQL
+	pgURL   string // PostgreSQL connection URL, "" for SQLite (postgres.go)
 	closeMu sync.Once
 }
 
 // Options configures Open.
 //
 // DatabaseURL is "" (SQLite at DataDir/agentmail.db) or
-// "sqlite:///absolute/path.db" (or "sqlite://relative.db", "file:..."); a
-// "postgres://" URL is refused until the PostgreSQL backend lands. DataDir
-// defaults to "./data" and is created with mode 0700.
+// "sqlite:///absolute/path.db" (or "sqlite://relative.db", "file:..."), or
+// "postgres://..." / "postgresql://..." for PostgreSQL (postgres.go; no
+// data-directory lock then, replicas share the database). DataDir defaults
+// to "./data" and is created with mode 0700.
 type Options struct {
 	DatabaseURL string
 	DataDir     string
@@ -64,6 +66,9 @@ type Options struct {
 // A second gateway on the same SQLite file gets ErrLocked with a message
 // naming the lock file (issue 2 item 11), instead of corrupting it.
 func Open(ctx context.Context, opt Options) (*Store, error) {
+	if IsPostgresURL(opt.DatabaseURL) {
+		return openPostgres(ctx, opt)
+	}
 	path, err := sqlitePath(opt)
 	if err != nil {
 		return nil, err
@@ -120,8 +125,6 @@ func sqlitePath(opt Options) (string, error) {
 			dir = "./data"
 		}
 		return filepath.Join(dir, "agentmail.db"), nil
-	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
-		return "", errors.New("store: DATABASE_URL names PostgreSQL, which this build does not support yet; unset it to use SQLite")
 	case strings.HasPrefix(u, "sqlite://"):
 		p, err := url.Parse(u)
 		if err != nil {
@@ -211,8 +214,19 @@ func (s *Store) Write(ctx context.Context, fn func(q *Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(&Q{db: tx, d: s.dialect, tx: true}); err != nil {
+	if l := s.dialect.WriteLock(); l != "" {
+		if _, err = tx.ExecContext(ctx, l); err != nil {
+			return fmt.Errorf("store: write lock: %w", err)
+		}
+	}
+	q := &Q{db: tx, d: s.dialect, tx: true}
+	if err = fn(q); err != nil {
 		return err
+	}
+	if n := s.dialect.NotifyEvents(); n != "" && q.appended > 0 {
+		if _, err = tx.ExecContext(ctx, n); err != nil {
+			return fmt.Errorf("store: notify: %w", err)
+		}
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
@@ -231,9 +245,10 @@ type dbtx interface {
 // (Store.Write). Every repository method hangs off Q, so the same method
 // serves reads outside and inside a transaction.
 type Q struct {
-	db dbtx
-	d  Dialect
-	tx bool
+	db       dbtx
+	d        Dialect
+	tx       bool
+	appended int // events appended in this transaction (InsertEvent)
 }
 
 // InTx reports whether q is a write transaction.

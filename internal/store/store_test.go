@@ -9,14 +9,11 @@ import (
 	"time"
 )
 
+// openTemp answers a fresh store on the test database (SQLite, or
+// PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres; postgres_test.go).
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	st, err := Open(context.Background(), Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return openTestStore(t)
 }
 
 func TestOpenAppliesMigrationsOnce(t *testing.T) {

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+)
+
+// EventChannel is the PostgreSQL notification channel on which a write
+// transaction that appended events announces them (NOTIFY, delivered at
+// commit). Every replica's event hub LISTENs on it and then reads the event
+// log after its last id: the log stays the truth, the notification only
+// wakes the reader.
+const EventChannel = "agentmail_events"
+
+// Advisory lock keys (pg_advisory_xact_lock / pg_advisory_lock). They only
+// have to be distinct from each other and from anything else using advisory
+// locks in the same database.
+const (
+	// writeLockKey serialises every write transaction of every replica (see
+	// Postgres.WriteLock).
+	writeLockKey int64 = 0x61676d6c_00000001
+	// migrateLockKey lets one replica at a time apply migrations.
+	migrateLockKey int64 = 0x61676d6c_00000002
+)
+
+// Pool defaults for PostgreSQL; each can be overridden by a query parameter
+// of DATABASE_URL (see PostgresPool).
+const (
+	defaultPGMaxConns        = 16
+	defaultPGMaxConnIdleTime = 5 * time.Minute
+	defaultPGMaxConnLifetime = 30 * time.Minute
+)
+
+// IsPostgresURL reports whether a DATABASE_URL selects PostgreSQL: it starts
+// with postgres:// or postgresql:// (seed 001, "database").
+func IsPostgresURL(u string) bool {
+	u = strings.TrimSpace(u)
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// PostgresPool is the connection pool of a PostgreSQL store. The values
+// come from DATABASE_URL query parameters, which are removed before the URL
+// reaches pgx:
+//
+//	pool_max_conns=16            open connections per replica (at least 2)
+//	pool_max_conn_idle_time=5m   an idle connection is closed after this
+//	pool_max_conn_lifetime=30m   a connection is replaced after this
+//
+// Every other parameter (sslmode, connect_timeout, application_name,
+// default_query_exec_mode=simple_protocol behind PgBouncer, ...) is pgx's.
+type PostgresPool struct {
+	MaxConns        int
+	MaxConnIdleTime time.Duration
+	MaxConnLifetime time.Duration
+}
+
+// ParsePostgresURL splits DATABASE_URL into the URL handed to pgx and the
+// pool settings. Errors name the parameter and what it accepts.
+func ParsePostgresURL(raw string) (string, PostgresPool, error) {
+	pool := PostgresPool{MaxConns: defaultPGMaxConns, MaxConnIdleTime: defaultPGMaxConnIdleTime,
+		MaxConnLifetime: defaultPGMaxConnLifetime}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", pool, fmt.Errorf("store: DATABASE_URL is not a URL: %w", err)
+	}
+	q := u.Query()
+	if v := q.Get("pool_max_conns"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			return "", pool, fmt.Errorf("store: DATABASE_URL pool_max_conns=%q: give a whole number of at least 2", v)
+		}
+		pool.MaxConns = n
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"pool_max_conn_idle_time", &pool.MaxConnIdleTime}, {"pool_max_conn_lifetime", &pool.MaxConnLifetime}} {
+		if v := q.Get(p.name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return "", pool, fmt.Errorf("store: DATABASE_URL %s=%q: give a duration such as 5m", p.name, v)
+			}
+			*p.dst = d
+		}
+	}
+	q.Del("pool_max_conns")
+	q.Del("pool_max_conn_idle_time")
+	q.Del("pool_max_conn_lifetime")
+	u.RawQuery = q.Encode()
+	return u.String(), pool, nil
+}
+
+// openPostgres opens a PostgreSQL store: one pool serves reads and writes
+// (PostgreSQL has no single-writer limit, Postgres.WriteLock orders the
+// writes), no data-directory lock is taken (several replicas share one
+// database by design), and pending migrations are applied while holding an
+// advisory lock, so replicas starting together migrate once.
+func openPostgres(ctx context.Context, opt Options) (*Store, error) {
+	dsn, pool, err := ParsePostgresURL(opt.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: DATABASE_URL: %w", err)
+	}
+	db.SetMaxOpenConns(pool.MaxConns)
+	db.SetMaxIdleConns(pool.MaxConns)
+	db.SetConnMaxIdleTime(pool.MaxConnIdleTime)
+	db.SetConnMaxLifetime(pool.MaxConnLifetime)
+	s := &Store{dialect: &Postgres{}, writer: db, reader: db, pgURL: dsn}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to PostgreSQL (%s): %w; check DATABASE_URL and that the server runs", redactURL(dsn), err)
+	}
+	if err := s.migrateLocked(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrateLocked runs migrate while holding a session advisory lock on a
+// pinned connection, so a second replica waits and then finds every
+// migration applied.
+func (s *Store) migrateLocked(ctx context.Context) error {
+	conn, err := s.writer.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migration lock: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrateLockKey); err != nil {
+		return fmt.Errorf("store: migration lock: %w", err)
+	}
+	defer func() {
+		// A fresh context: the lock must be released even when ctx ended.
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = conn.ExecContext(uctx, `SELECT pg_advisory_unlock($1)`, migrateLockKey)
+	}()
+	return s.migrate(ctx)
+}
+
+// PostgresURL answers the connection URL of a PostgreSQL store as handed to
+// pgx (pool parameters removed), or "" for SQLite. The event hub opens its
+// LISTEN connection with it.
+func (s *Store) PostgresURL() string { return s.pgURL }
+
+// redactURL hides the password of a connection URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "DATABASE_URL"
+	}
+	return u.Redacted()
+}
