@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmail/agentmail/internal/store"
@@ -39,6 +40,9 @@ type Hub struct {
 	opt  Options
 	log  *slog.Logger
 	wake chan struct{}
+	// listening is true while a PostgreSQL LISTEN connection is up
+	// (pgnotify.go).
+	listening atomic.Bool
 
 	mu     sync.Mutex
 	last   int64 // highest event id dispatched
@@ -87,6 +91,9 @@ func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Lock()
 	h.last = last
 	h.mu.Unlock()
+	if url := h.st.PostgresURL(); url != "" {
+		go h.listenPostgres(ctx, url) // wake-ups from other replicas
+	}
 	go h.loop(ctx)
 	return nil
 }
