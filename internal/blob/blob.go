@@ -36,6 +36,29 @@ var ErrNotFound = errors.New("blob: no content with that sha256")
 // ErrBadSum is returned for a hash that is not 64 lowercase hex digits.
 var ErrBadSum = errors.New("blob: sha256 must be 64 lowercase hex digits")
 
+// ReadError is returned by Put when reading the content failed (the client
+// went away, or the body was cut short); Err is the reader's error, so
+// errors.As finds e.g. *http.MaxBytesError through it. Nothing is stored.
+type ReadError struct{ Err error }
+
+// Error names the cause.
+func (e *ReadError) Error() string { return "blob: read content: " + e.Err.Error() }
+
+// Unwrap answers the reader's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// readErrorReader marks errors of the source so Put can tell them from
+// write errors of the disk.
+type readErrorReader struct{ r io.Reader }
+
+func (r readErrorReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &ReadError{Err: err}
+	}
+	return n, err
+}
+
 // Store is a content-addressed file store rooted at one directory. It is safe
 // for concurrent use by several goroutines and by several processes sharing
 // the directory (every write is a rename onto a name derived from the bytes).
@@ -109,12 +132,16 @@ func (s *Store) Put(r io.Reader, limit int64) (Info, error) {
 	}()
 
 	h := sha256.New()
-	src := r
+	var src io.Reader = readErrorReader{r}
 	if limit > 0 {
 		// One byte past the limit is enough to know it was exceeded.
-		src = io.LimitReader(r, limit+1)
+		src = io.LimitReader(src, limit+1)
 	}
 	n, err := io.Copy(io.MultiWriter(tmp, h), src)
+	var re *ReadError
+	if errors.As(err, &re) {
+		return Info{}, re
+	}
 	if err != nil {
 		return Info{}, fmt.Errorf("blob: write content: %w", err)
 	}

@@ -128,8 +128,10 @@ func (f *failingReader) Read(p []byte) (int, error) {
 
 func TestPutReadErrorLeavesNothingOnDisk(t *testing.T) {
 	s, _ := Open(t.TempDir())
-	if _, err := s.Put(&failingReader{after: 5000}, 0); err == nil {
-		t.Fatal("a failing reader was stored")
+	_, err := s.Put(&failingReader{after: 5000}, 0)
+	var re *ReadError
+	if !errors.As(err, &re) || re.Err.Error() != "connection reset" {
+		t.Fatalf("err = %v, want a *ReadError with the reader's error", err)
 	}
 	if fs := files(t, s.Root()); len(fs) != 0 {
 		t.Fatalf("files left on disk: %v", fs)

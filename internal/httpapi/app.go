@@ -88,6 +88,11 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	}
 	svc.Notifier = hub
 	srv := New(svc, hub, log, cfg.Server)
+	if err := srv.startExtras(hubCtx, cfg.DataDir); err != nil {
+		cancel()
+		st.Close()
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		cancel()

@@ -42,6 +42,8 @@ type Server struct {
 	draining atomic.Bool
 	// streams is closed by Drain so open SSE streams end before shutdown.
 	streams chan struct{}
+	// extras holds the attachment store and sweeps (admin_extra.go).
+	extras *extras
 }
 
 // New builds a Server. The hub must be started by the caller.

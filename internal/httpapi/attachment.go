@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/blob"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// Attachment routes (W-8; issue 3 item 2). Upload and download are the
+// same for agents and people; only the path and the key kind differ.
+func init() {
+	p := Prefix
+	RegisterRoutes(
+		Route{Method: "POST", Path: p + "/attachments", Auth: AuthAgent, Summary: "Upload an attachment (multipart field file)",
+			Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
+		Route{Method: "GET", Path: p + "/attachments/{id}", Auth: AuthAgent, Summary: "Download an attachment (always octet-stream, as an attachment)",
+			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
+		Route{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)",
+			Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
+		Route{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)",
+			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
+	)
+}
+
+// multipartSlack is what a multipart body may carry beyond the file itself
+// (boundaries, part headers, small extra fields).
+const multipartSlack = 1 << 20
+
+func attachmentsUnavailable() error {
+	return &gateway.Error{Kind: gateway.KindUnavailable, Code: "attachments_unavailable",
+		Message: "this gateway has no attachment store", Suggestion: "send the mail without attachments"}
+}
+
+func tooLarge(limit int64) error {
+	return gateway.TooLarge("attachment_too_large", fmt.Sprintf("the attachment is larger than the limit of %d bytes", limit),
+		"send a smaller file, split it, or ask the admin to raise "+EnvMaxAttachmentBytes)
+}
+
+// handleUploadAttachment streams the multipart part "file" into the blob
+// store, measuring the size while it streams (never reading the whole file
+// into memory): beyond the limit it answers 413 and keeps nothing.
+func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) error {
+	x := s.ext()
+	if x.blobs == nil {
+		return attachmentsUnavailable()
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		return gateway.Invalid("file", "the body must be multipart/form-data with the file in the field \"file\"",
+			"send a multipart upload, e.g. curl -F file=@path")
+	}
+	if r.ContentLength > x.maxAttachmentBytes+multipartSlack {
+		return tooLarge(x.maxAttachmentBytes)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, x.maxAttachmentBytes+multipartSlack)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return gateway.Invalid("file", "the multipart body cannot be read: "+err.Error(), "")
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return gateway.Invalid("file", "the multipart body has no field \"file\"", "put the file in the field named file")
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(x.maxAttachmentBytes)
+		}
+		if err != nil {
+			return gateway.Invalid("file", "the multipart body cannot be read: "+err.Error(), "")
+		}
+		if part.FormName() != "file" {
+			part.Close()
+			continue
+		}
+		info, err := x.blobs.Put(part, x.maxAttachmentBytes)
+		part.Close()
+		var re *blob.ReadError
+		switch {
+		case errors.Is(err, blob.ErrTooLarge), errors.As(err, &mbe):
+			return tooLarge(x.maxAttachmentBytes)
+		case err != nil && r.Context().Err() != nil:
+			return r.Context().Err()
+		case errors.As(err, &re):
+			// The request body broke off; the blob store kept nothing.
+			return gateway.Invalid("file", "the upload was cut short: "+re.Err.Error(), "send the file again")
+		case err != nil:
+			return err
+		}
+		name := part.FileName()
+		if name == "" {
+			name = "attachment"
+		}
+		a, err := s.svc.CreateAttachment(r.Context(), PrincipalOf(r), gateway.NewAttachment{SHA256: info.SHA256, Size: info.Size,
+			Filename: name, ContentType: part.Header.Get("Content-Type")})
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, a)
+		return nil
+	}
+}
+
+// handleDownloadAttachment answers the bytes, always as
+// application/octet-stream with Content-Disposition: attachment and nosniff
+// (W-8), to the uploader and the participants of a mail that carries it;
+// anyone else gets 404.
+func (s *Server) handleDownloadAttachment(w http.ResponseWriter, r *http.Request) error {
+	x := s.ext()
+	if x.blobs == nil {
+		return attachmentsUnavailable()
+	}
+	a, err := s.svc.AttachmentForDownload(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	f, err := x.blobs.Open(a.SHA256)
+	if errors.Is(err, blob.ErrNotFound) {
+		s.log.Error("attachment content missing", "attachment_id", a.AttachmentID, "sha256", a.SHA256)
+		return gateway.NotFound("attachment_not_found", "the attachment's content is gone", "upload it again")
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", ContentDisposition(a.Filename))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("ETag", `"`+a.SHA256+`"`)
+	http.ServeContent(w, r, "", time.Time{}, f)
+	return nil
+}
+
+// ContentDisposition answers `attachment` with the filename, quoted, or
+// RFC 2231-encoded (filename*=utf-8''...) when it is not plain ASCII. The
+// name is made safe first (gateway.SafeFilename).
+func ContentDisposition(filename string) string {
+	v := mime.FormatMediaType("attachment", map[string]string{"filename": gateway.SafeFilename(filename)})
+	if v == "" {
+		return "attachment"
+	}
+	return v
+}

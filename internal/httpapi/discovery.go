@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// Discovery routes (issue 3 item 5): contacts, address suggestions, the
+// resolve preview and session participants, for people and agents alike.
+func init() {
+	p := Prefix
+	RegisterRoutes(
+		Route{Method: "GET", Path: p + "/contacts", Auth: AuthAny, Summary: "People and agents",
+			Response: client.ContactList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleContacts},
+		Route{Method: "GET", Path: p + "/address/suggest", Auth: AuthAny, Summary: "Address suggestions: names, workspaces, session aliases; recent first",
+			Response: client.SuggestionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleSuggest},
+		Route{Method: "GET", Path: p + "/address/resolve", Auth: AuthAny, Summary: "Where a mail to this address would go; creates nothing",
+			Response: client.Resolution{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleResolve},
+		Route{Method: "GET", Path: p + "/sessions/{id}/participants", Auth: AuthAny, Summary: "Members of a session the caller takes part in",
+			Response: client.ParticipantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleParticipants},
+	)
+}
+
+func (s *Server) handleContacts(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.svc.Contacts(r.Context(), PrincipalOf(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleSuggest(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryInt(r, "limit", gateway.DefaultSuggestLimit, 1, gateway.MaxSuggestLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.svc.Suggest(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) error {
+	addr := r.URL.Query().Get("address")
+	if addr == "" {
+		return gateway.Invalid("address", "the query parameter address is required", "GET /api/v1/address/resolve?address=name@path.session")
+	}
+	out, err := s.svc.Resolve(r.Context(), PrincipalOf(r), addr)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleParticipants(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.svc.SessionParticipants(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

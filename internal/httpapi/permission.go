@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// Permission routes (W-6, B-8, seed 003; issue 3 item 1).
+func init() {
+	p := Prefix
+	RegisterRoutes(
+		Route{Method: "POST", Path: p + "/permission/request", Auth: AuthAgent, Summary: "Ask the people of a session for permission (idempotent on relay_key)",
+			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handlePermissionRequest},
+		Route{Method: "GET", Path: p + "/permission/{mail_id}", Auth: AuthAgent, Summary: "The state of one of the agent's permission requests",
+			Response: client.Permission{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetPermission},
+		Route{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The agent's always-allow grants",
+			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAgentGrants},
+		Route{Method: "GET", Path: p + "/me/permissions", Auth: AuthPerson, Summary: "Permission requests addressed to the person",
+			Response: client.PermissionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleMyPermissions},
+		Route{Method: "POST", Path: p + "/me/permission/{mail_id}/decide", Auth: AuthPerson, Summary: "Decide a permission request; the first decision wins",
+			Request: client.DecideRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleDecide},
+		Route{Method: "GET", Path: p + "/me/grants", Auth: AuthPerson, Summary: "Grants in sessions the person takes part in (admins: all)",
+			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMyGrants},
+		Route{Method: "DELETE", Path: p + "/me/grants/{grant_id}", Auth: AuthPerson, Summary: "Revoke a grant",
+			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeGrant},
+	)
+}
+
+func (s *Server) handlePermissionRequest(w http.ResponseWriter, r *http.Request) error {
+	var req client.PermissionRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	out, err := s.svc.RequestPermission(r.Context(), PrincipalOf(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleGetPermission(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.svc.GetPermission(r.Context(), PrincipalOf(r), chi.URLParam(r, "mail_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleAgentGrants(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	out, err := s.svc.AgentGrants(r.Context(), PrincipalOf(r), q.Get("tool"), q.Get("scope"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleMyPermissions(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.svc.ListPermissions(r.Context(), PrincipalOf(r), r.URL.Query().Get("status"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) error {
+	var req client.DecideRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	out, err := s.svc.Decide(r.Context(), PrincipalOf(r), chi.URLParam(r, "mail_id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleMyGrants(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.svc.PersonGrants(r.Context(), PrincipalOf(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleRevokeGrant(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.RevokeGrant(r.Context(), PrincipalOf(r), chi.URLParam(r, "grant_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

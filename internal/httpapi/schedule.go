@@ -1,0 +1,71 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// Schedule routes (seed 001 change note; issue 3 item 3): the same for
+// agents (/schedules) and people (/me/schedules); each owner sees only their
+// own schedules.
+func init() {
+	p := Prefix
+	for _, base := range []struct{ path, auth string }{{p + "/schedules", AuthAgent}, {p + "/me/schedules", AuthPerson}} {
+		RegisterRoutes(
+			Route{Method: "POST", Path: base.path, Auth: base.auth, Summary: "Create a reminder",
+				Request: client.CreateScheduleRequest{}, Response: client.Schedule{}, Status: 201, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleCreateSchedule},
+			Route{Method: "GET", Path: base.path, Auth: base.auth, Summary: "List the caller's reminders (with a hint near the limit)",
+				Response: client.ScheduleList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListSchedules},
+			Route{Method: "PATCH", Path: base.path + "/{id}", Auth: base.auth, Summary: "Change only the fields sent",
+				Request: client.UpdateScheduleRequest{}, Response: client.Schedule{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateSchedule},
+			Route{Method: "DELETE", Path: base.path + "/{id}", Auth: base.auth, Summary: "Delete a reminder",
+				Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteSchedule},
+		)
+	}
+}
+
+func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) error {
+	var req client.CreateScheduleRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	out, err := s.svc.CreateSchedule(r.Context(), PrincipalOf(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.svc.ListSchedules(r.Context(), PrincipalOf(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) error {
+	var req client.UpdateScheduleRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	out, err := s.svc.UpdateSchedule(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.DeleteSchedule(r.Context(), PrincipalOf(r), chi.URLParam(r, "id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
