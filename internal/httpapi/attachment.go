@@ -144,7 +144,7 @@ func (s *Server) handleDownloadAttachment(w http.ResponseWriter, r *http.Request
 }
 
 // ContentDisposition answers `attachment` with the filename, quoted, or
-// RFC 2231-encoded (filename*=utf-8''...) when it is not plain ASCII. The
+// RFC 2231-encoded (filename*=utf-8”...) when it is not plain ASCII. The
 // name is made safe first (gateway.SafeFilename).
 func ContentDisposition(filename string) string {
 	v := mime.FormatMediaType("attachment", map[string]string{"filename": gateway.SafeFilename(filename)})
