@@ -125,12 +125,13 @@ func (q *Q) TouchSession(ctx context.Context, id string, now time.Time) error {
 	return err
 }
 
-// SessionsCreatedSince counts the sessions a name created at or after since,
-// and answers the oldest creation time among them (for Retry-After).
+// SessionsCreatedSince counts the sessions a name created strictly after
+// since (a rolling window), and answers the oldest creation time among them
+// (for Retry-After).
 func (q *Q) SessionsCreatedSince(ctx context.Context, creator string, since time.Time) (int, time.Time, error) {
 	var n int
 	var oldest sql.NullInt64
-	err := q.QueryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM mail_sessions WHERE created_by = ? AND created_at >= ?`,
+	err := q.QueryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM mail_sessions WHERE created_by = ? AND created_at > ?`,
 		creator, Millis(since)).Scan(&n, &oldest)
 	if err != nil || !oldest.Valid {
 		return n, time.Time{}, err
