@@ -84,10 +84,13 @@ type mcpProcess struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan map[string]any
 	stderr *syncBuffer
-	done   chan struct{} // closed when the process has exited
-	exit   error
+
+	wmu     sync.Mutex
+	waiters map[string]chan map[string]any
+	closed  bool
+	done    chan struct{} // closed when the process has exited
+	exit    error
 }
 
 type syncBuffer struct {
@@ -122,7 +125,7 @@ func startMCP(t *testing.T, env map[string]string, dir string, bin ...string) *m
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &mcpProcess{t: t, cmd: cmd, lines: make(chan map[string]any, 64), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &mcpProcess{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{}), waiters: map[string]chan map[string]any{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -144,9 +147,24 @@ func startMCP(t *testing.T, env map[string]string, dir string, bin ...string) *m
 				t.Errorf("stdout line is not JSON (stdout must carry only the protocol): %q", sc.Text())
 				continue
 			}
-			p.lines <- m
+			if m["method"] != nil {
+				continue // a notification or a request of the server
+			}
+			id, _ := json.Marshal(m["id"])
+			p.wmu.Lock()
+			if ch, ok := p.waiters[string(id)]; ok {
+				delete(p.waiters, string(id))
+				ch <- m
+			}
+			p.wmu.Unlock()
 		}
-		close(p.lines)
+		p.wmu.Lock()
+		p.closed = true
+		for id, ch := range p.waiters {
+			close(ch)
+			delete(p.waiters, id)
+		}
+		p.wmu.Unlock()
 		p.exit = cmd.Wait()
 		close(p.done)
 	}()
@@ -168,7 +186,10 @@ func (p *mcpProcess) send(msg map[string]any) {
 	p.t.Helper()
 	msg["jsonrpc"] = "2.0"
 	b, _ := json.Marshal(msg)
-	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
+	p.wmu.Lock()
+	_, err := p.stdin.Write(append(b, '\n'))
+	p.wmu.Unlock()
+	if err != nil {
 		p.t.Fatalf("write to agentmail mcp: %v", err)
 	}
 }
@@ -176,27 +197,51 @@ func (p *mcpProcess) send(msg map[string]any) {
 // rpc sends a request and waits (generously) for the answer with its id.
 func (p *mcpProcess) rpc(id any, method string, params any) map[string]any {
 	p.t.Helper()
-	msg := map[string]any{"id": id, "method": method}
+	m, err := p.rpcE(id, method, params)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return m
+}
+
+// rpcE is rpc for other goroutines: it reports instead of ending the test.
+// Answers are matched by id, so concurrent calls may share the process.
+func (p *mcpProcess) rpcE(id any, method string, params any) (map[string]any, error) {
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
 	}
-	p.send(msg)
+	b, _ := json.Marshal(msg)
 	want, _ := json.Marshal(id)
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case m, ok := <-p.lines:
-			if !ok {
-				p.t.Fatalf("agentmail mcp closed stdout while waiting for %s; stderr:\n%s", method, p.stderr.String())
-			}
-			got, _ := json.Marshal(m["id"])
-			if m["method"] == nil && bytes.Equal(got, want) {
-				return m
-			}
-		case <-deadline:
-			p.t.Fatalf("no answer to %s within 60 s", method)
-		}
+	ch := p.waitFor(string(want))
+	p.wmu.Lock()
+	_, err := p.stdin.Write(append(b, '\n'))
+	p.wmu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("write %s to agentmail mcp: %v", method, err)
 	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("agentmail mcp closed stdout while waiting for %s; stderr:\n%s", method, p.stderr.String())
+		}
+		return m, nil
+	case <-time.After(3 * time.Minute):
+		return nil, fmt.Errorf("no answer to %s within 3 minutes", method)
+	}
+}
+
+// waitFor registers interest in the answer with the given JSON id.
+func (p *mcpProcess) waitFor(id string) chan map[string]any {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	ch := make(chan map[string]any, 1)
+	if p.closed {
+		close(ch)
+		return ch
+	}
+	p.waiters[id] = ch
+	return ch
 }
 
 func errorCode(m map[string]any) float64 {
@@ -205,12 +250,24 @@ func errorCode(m map[string]any) float64 {
 	return c
 }
 
-// callText calls a tool over the process and returns text and isError.
+// callTool calls a tool over the process and returns text and isError.
 func (p *mcpProcess) callTool(id int, name string, args map[string]any) (string, bool) {
 	p.t.Helper()
-	m := p.rpc(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	text, isErr, err := p.callToolE(id, name, args)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return text, isErr
+}
+
+// callToolE is callTool for other goroutines.
+func (p *mcpProcess) callToolE(id int, name string, args map[string]any) (string, bool, error) {
+	m, err := p.rpcE(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return "", false, err
+	}
 	if m["error"] != nil {
-		p.t.Fatalf("tools/call %s: protocol error %v (tool errors must be isError results)", name, m["error"])
+		return "", false, fmt.Errorf("tools/call %s: protocol error %v (tool errors must be isError results)", name, m["error"])
 	}
 	res, _ := m["result"].(map[string]any)
 	var b strings.Builder
@@ -222,7 +279,7 @@ func (p *mcpProcess) callTool(id int, name string, args map[string]any) (string,
 		}
 	}
 	isErr, _ := res["isError"].(bool)
-	return b.String(), isErr
+	return b.String(), isErr, nil
 }
 
 // processEnv is the environment of an `agentmail mcp` child wired to fg.

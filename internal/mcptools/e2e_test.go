@@ -1,0 +1,226 @@
+package mcptools
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// startGateway runs `agentmail serve` on a free loopback port with its own
+// data directory and returns its URL. The process is stopped at the end of
+// the test.
+func startGateway(t *testing.T, adminPassword string) (url, dataDir string) {
+	t.Helper()
+	dataDir = realDir(t)
+	cmd := exec.Command(agentmailBinary(t), "serve")
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + realDir(t),
+		"AGENTMAIL_ADDR=127.0.0.1:0",
+		"AGENTMAIL_DATA_DIR=" + dataDir,
+		"ADMIN_USER=admin",
+		"ADMIN_PASSWORD=" + adminPassword,
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	found := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`agentmail gateway on (http://\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.Write([]byte(sc.Text() + "\n"))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", logs.String())
+		}
+	})
+	select {
+	case url = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("agentmail serve did not start within 60 s:\n%s", logs.String())
+	}
+	return url, dataDir
+}
+
+// decideNext waits (with a generous deadline) for the next pending
+// permission request of the person and decides it with word.
+func decideNext(t *testing.T, person *client.Client, word string) *client.Permission {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		l, err := person.MePermissions(ctx, "pending")
+		if err != nil {
+			t.Fatalf("list pending permissions: %v", err)
+		}
+		if len(l.Permissions) > 0 {
+			p, err := person.Decide(ctx, l.Permissions[0].MailID, client.DecideRequest{Decision: word})
+			if err != nil {
+				t.Fatalf("decide %q: %v", word, err)
+			}
+			return p
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no permission request reached the person within 60 s")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// End to end against the real gateway: a person writes to the agent,
+// `agentmail mcp` serves that turn, and its gated calls become permission
+// requests the person decides. Approved: the file appears. Denied: it does
+// not. Protected: nobody is asked and the gateway's data is untouched.
+func TestGateEndToEndWithTheRealGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the gateway; skipped with -short")
+	}
+	const password = "admin-password-1"
+	url, dataDir := startGateway(t, password)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	person := client.New(url)
+	if _, err := person.Login(ctx, client.LoginRequest{Username: "admin", Password: password}); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	key, err := person.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "claude", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		t.Fatalf("create agent key: %v", err)
+	}
+	ws, home := realDir(t), realDir(t)
+	agent := client.New(url, client.WithToken(key.KeyToken))
+	if _, err := agent.Register(ctx, client.RegisterRequest{Name: "claude", Platform: "claude", Workspaces: []client.Workspace{{Name: "ws", Path: ws}}}); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	// Until the gateway serves the permission routes there is nothing to
+	// test end to end (the gate then fails closed, which the other tests
+	// show).
+	if _, err := agent.GetPermission(ctx, "probe"); client.CodeOf(err) == "route_not_found" {
+		t.Skip("the gateway does not serve /api/v1/permission/{mail_id} yet")
+	}
+	sent, err := person.MeSend(ctx, client.SendMailRequest{To: "claude@" + ws, Subject: "make a file", Body: "please create approved.txt"})
+	if err != nil {
+		t.Fatalf("person sends: %v", err)
+	}
+
+	env := map[string]string{
+		"HOME":                         home,
+		"AGENTMAIL_GATEWAY_URL":        url,
+		"AGENTMAIL_AGENT_KEY":          key.KeyToken,
+		"AGENTMAIL_AGENT_NAME":         "claude",
+		"AGENTMAIL_SESSION_ID":         sent.SessionID,
+		"AGENTMAIL_MAIL_ID":            sent.MailID,
+		"AGENTMAIL_WORKSPACE":          ws,
+		"AGENTMAIL_PERMISSION_MODE":    "workspace",
+		"AGENTMAIL_PERMISSION_WAIT_MS": "120000",
+		"AGENTMAIL_DATA_DIR":           dataDir,
+	}
+	p := startMCP(t, env, ws, agentmailBinary(t))
+	initProcess(t, p)
+
+	// The inbox through the tool shows the person's mail.
+	text, isErr := p.callTool(1, "read_inbox", map[string]any{})
+	if isErr || !strings.Contains(text, "make a file") {
+		t.Fatalf("read_inbox: isError %v\n%s", isErr, text)
+	}
+
+	type answer struct {
+		text  string
+		isErr bool
+		err   error
+	}
+	call := func(id int, name string, args map[string]any) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			txt, isErr, err := p.callToolE(id, name, args)
+			ch <- answer{txt, isErr, err}
+		}()
+		return ch
+	}
+	wait := func(ch chan answer) answer {
+		t.Helper()
+		a := <-ch
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		return a
+	}
+
+	// Approved by the person: the command runs.
+	ch := call(2, "run_command", map[string]any{"command": "echo made > approved.txt"})
+	perm := decideNext(t, person, "approve")
+	if !perm.Approved || perm.Tool != "run_command" || !strings.Contains(perm.Context, "approved.txt") {
+		t.Errorf("decided permission %+v", perm)
+	}
+	a := wait(ch)
+	if a.isErr {
+		t.Fatalf("approved run_command failed:\n%s", a.text)
+	}
+	assertContent(t, filepath.Join(ws, "approved.txt"), "made\n")
+
+	// Denied by the person: nothing is written.
+	ch = call(3, "write_file", map[string]any{"path": "denied.txt", "content": "no"})
+	decideNext(t, person, "deny")
+	if a = wait(ch); !a.isErr || !strings.Contains(a.text, "denied") {
+		t.Errorf("denied write_file: isError %v\n%s", a.isErr, a.text)
+	}
+	assertAbsent(t, filepath.Join(ws, "denied.txt"))
+
+	// An unknown word is a denial too.
+	ch = call(4, "run_command", map[string]any{"command": "touch maybe.txt"})
+	decideNext(t, person, "maybe later")
+	if a = wait(ch); !a.isErr {
+		t.Errorf("a non-approval word let the command run:\n%s", a.text)
+	}
+	assertAbsent(t, filepath.Join(ws, "maybe.txt"))
+
+	// The gateway's data directory is protected: refused without asking.
+	before, _ := os.ReadDir(dataDir)
+	text, isErr = p.callTool(5, "write_file", map[string]any{"path": filepath.Join(dataDir, "agentmail.db"), "content": "x"})
+	if !isErr || !strings.Contains(text, "protected path") {
+		t.Errorf("write into the data directory: isError %v\n%s", isErr, text)
+	}
+	after, _ := os.ReadDir(dataDir)
+	if len(before) != len(after) {
+		t.Errorf("data directory changed: %v -> %v", before, after)
+	}
+	l, err := person.MePermissions(ctx, "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Permissions) != 3 {
+		t.Errorf("want exactly 3 permission requests (the protected write asks nobody), got %d", len(l.Permissions))
+	}
+}
