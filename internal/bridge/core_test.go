@@ -31,7 +31,12 @@ func TestStartupRegistersHeartbeatsAtOnceAndSubscribesWithoutLastEventID(t *test
 	reg := gw.registers[0]
 	sub := gw.subscribe[0]
 	beats := len(gw.beats)
+	firstBeat := gw.beats[0]
 	gw.mu.Unlock()
+	// B-2.3: the model catalogue rides on the heartbeat.
+	if firstBeat.Models == nil || len(*firstBeat.Models) != 1 || (*firstBeat.Models)[0].Model != "m1" {
+		t.Fatalf("heartbeat models = %v, want the platform's catalogue", firstBeat.Models)
+	}
 	// B-1.2: workspaces [] (an empty array, not null).
 	if reg.Workspaces == nil || len(reg.Workspaces) != 0 || reg.Platform != "fake" || reg.Name != "bot" {
 		t.Fatalf("register request = %+v, want name bot, platform fake, workspaces []", reg)

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -454,5 +456,33 @@ func TestDeliveredSetIsBounded(t *testing.T) {
 	}
 	if d.has("a") {
 		t.Fatal("the oldest id was not forgotten")
+	}
+}
+
+// --- N-12: the shared core depends on no platform
+
+func TestCoreImportsNoPlatformPackage(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if !strings.Contains(p, ".") {
+				continue // standard library
+			}
+			if p != "github.com/agentmail/agentmail/client" && p != "github.com/google/uuid" {
+				t.Errorf("%s imports %s: the core may use only the public client (N-12)", f, p)
+			}
+		}
 	}
 }
