@@ -212,8 +212,10 @@ func (q *Q) Inbox(ctx context.Context, name, status string, limit int, beforeID 
 // SentMails answers mails sent by name, newest first, older than beforeID
 // when given.
 func (q *Q) SentMails(ctx context.Context, name string, limit int, beforeID string) ([]ViewedMail, error) {
-	query := `SELECT ` + mailCols + `, '', ? FROM mails WHERE from_name = ?`
-	args := []any{false, name}
+	// FALSE, not a parameter: PostgreSQL types a bare select-list parameter
+	// as text and will not take a bool for it.
+	query := `SELECT ` + mailCols + `, '', FALSE FROM mails WHERE from_name = ?`
+	args := []any{name}
 	if beforeID != "" {
 		query += ` AND mail_id < ?`
 		args = append(args, beforeID)
