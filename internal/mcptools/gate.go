@@ -98,6 +98,7 @@ type Refusal struct {
 	Asked  bool
 }
 
+// Error returns the reason, as the model reads it.
 func (r *Refusal) Error() string { return r.Reason }
 
 func refuse(asked bool, format string, args ...any) *Refusal {
