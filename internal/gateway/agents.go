@@ -89,7 +89,8 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 		}
 		if req.PlatformSessions != nil {
 			rows := make([]store.PlatformSessionRow, 0, len(*req.PlatformSessions))
-			for _, ps := range *req.PlatformSessions {
+			// S-1/S-3 kept by the server too: no slug, duplicate slugs (discovery.go).
+			for _, ps := range NormalizePlatformSessions(*req.PlatformSessions) {
 				rows = append(rows, store.PlatformSessionRow{AgentName: p.Name, PlatformID: ps.PlatformID, Workspace: ps.Workspace,
 					Slug: ps.Slug, Title: ps.Title, MailDriven: ps.MailDriven, UpdatedAt: ps.UpdatedAt})
 			}

@@ -269,9 +269,13 @@ func (s *Service) Suggest(ctx context.Context, p *Principal, query string, limit
 	return &client.SuggestionList{Suggestions: rankSuggestions(cands, query, limit)}, nil
 }
 
+// kindRank orders equally recent suggestions: the most specific first.
+var kindRank = map[string]int{SuggestSession: 0, SuggestAgent: 1, SuggestWorkspace: 2, SuggestPerson: 3}
+
 // rankSuggestions filters the candidates by q, keeps the first of each
 // address, and orders them: prefix matches first, then by recent activity
-// (none last), then by address.
+// (none last), then sessions before agents, workspaces and people, then by
+// address.
 func rankSuggestions(cands []suggestion, q string, limit int) []client.Suggestion {
 	q = strings.ToLower(strings.TrimSpace(q))
 	type ranked struct {
@@ -311,6 +315,9 @@ func rankSuggestions(cands []suggestion, q string, limit int) []client.Suggestio
 			return false
 		case a.LastActive != nil && !a.LastActive.Equal(*b.LastActive):
 			return a.LastActive.After(*b.LastActive)
+		}
+		if ka, kb := kindRank[a.Kind], kindRank[b.Kind]; ka != kb {
+			return ka < kb
 		}
 		if a.Address != b.Address {
 			return a.Address < b.Address
