@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
+	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
 // extrasEnv is a service over a fresh database with a manual clock, two
@@ -31,11 +32,7 @@ func newExtrasEnv(t *testing.T) *extrasEnv {
 	t.Helper()
 	SetBcryptCostForTests()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
 	clock := NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
 	svc := New(st, clock, Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e := &extrasEnv{t: t, ctx: ctx, svc: svc, clock: clock}
