@@ -17,6 +17,7 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/httpapi"
 	"github.com/agentmail/agentmail/internal/store"
+	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
 func init() { gateway.SetBcryptCostForTests() }
@@ -38,10 +39,7 @@ const adminPassword = "admin-password"
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, store.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
 	clock := gateway.NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := gateway.New(st, clock, gateway.Config{}, log)
