@@ -62,6 +62,20 @@ func (a args) str(name string) (string, error) {
 	return "", badArg("%s must be a string, not %s", name, jsonKind(v))
 }
 
+// strs returns the string arguments names, in order ("" for absent ones);
+// the first argument that is not a string is the error.
+func (a args) strs(names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, n := range names {
+		s, err := a.str(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
 // required returns the string argument name, trimmed, or an error when it
 // is absent or blank.
 func (a args) required(name, what string) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,29 +84,37 @@ func TestClaudeCodeCallsAgentmailToolsOverMCP(t *testing.T) {
 		t.Errorf("the turn did not end with the scripted text:\n%s", out)
 	}
 
-	var toolsOffered bool
+	checkModelSawInbox(t, model, "mcp__agentmail__", 3)
+	if fg.count("GET /api/v1/mail/inbox?limit=3&mark_read=true&status=unread") != 1 {
+		t.Errorf("the gateway did not see the inbox read: %v", fg.requests)
+	}
+}
+
+// checkModelSawInbox checks that the model was offered every AgentMail tool
+// under the platform's name prefix (the same names on every platform) and
+// saw the shared inbox rendering as the result of read_inbox.
+func checkModelSawInbox(t *testing.T, model *fakemodel.Server, prefix string, limit int) {
+	t.Helper()
+	offered := map[string]bool{}
 	var result string
 	for _, r := range model.ModelRequests() {
 		for _, name := range r.Tools {
-			if name == "mcp__agentmail__send_mail" {
-				toolsOffered = true
-			}
+			offered[name] = true
 		}
 		for _, tr := range r.ToolResults {
-			if tr.Name == "mcp__agentmail__read_inbox" {
+			if tr.Name == prefix+"read_inbox" {
 				result = tr.Content
 			}
 		}
 	}
-	if !toolsOffered {
-		t.Errorf("the model was not offered mcp__agentmail__send_mail")
+	for _, name := range wantTools {
+		if !offered[prefix+name] {
+			t.Errorf("the model was not offered %s%s", prefix, name)
+		}
 	}
-	for _, want := range []string{"mail_id: m_1", "Cc: bob, ops@/srv/ops", "attachment_id: att_heap", "limit=3"} {
+	for _, want := range []string{"mail_id: m_1", "Cc: bob, ops@/srv/ops", "attachment_id: att_heap", fmt.Sprintf("limit=%d", limit)} {
 		if !strings.Contains(result, want) {
 			t.Errorf("the read_inbox result the model saw lacks %q:\n%s", want, result)
 		}
-	}
-	if fg.count("GET /api/v1/mail/inbox?limit=3&mark_read=true&status=unread") != 1 {
-		t.Errorf("the gateway did not see the inbox read: %v", fg.requests)
 	}
 }

@@ -54,26 +54,5 @@ func TestOpenCodeCallsAgentmailToolsOverMCP(t *testing.T) {
 	if !strings.Contains(string(out), "I read the inbox.") {
 		t.Errorf("opencode did not end with the scripted text:\n%s\nstderr:\n%s", out, stderr.String())
 	}
-	var offered bool
-	var result string
-	for _, r := range model.ModelRequests() {
-		for _, name := range r.Tools {
-			if name == "agentmail_write_file" {
-				offered = true
-			}
-		}
-		for _, tr := range r.ToolResults {
-			if tr.Name == "agentmail_read_inbox" {
-				result = tr.Content
-			}
-		}
-	}
-	if !offered {
-		t.Errorf("the model was not offered agentmail_write_file")
-	}
-	for _, want := range []string{"mail_id: m_1", "Cc: bob, ops@/srv/ops", "attachment_id: att_heap", "limit=2"} {
-		if !strings.Contains(result, want) {
-			t.Errorf("the read_inbox result the model saw lacks %q:\n%s", want, result)
-		}
-	}
+	checkModelSawInbox(t, model, "agentmail_", 2)
 }

@@ -244,26 +244,11 @@ func (s *Server) readThread(ctx context.Context, a args) (string, error) {
 // (N-5, W-5.3: the relay channel is the bridge's alone) and records
 // nothing locally: the bridge learns of explicit sends from the gateway.
 func (s *Server) sendMail(ctx context.Context, a args) (string, error) {
-	to, err := a.str("to")
+	v, err := a.strs("to", "cc", "subject", "body", "reply_to")
 	if err != nil {
 		return "", err
 	}
-	cc, err := a.str("cc")
-	if err != nil {
-		return "", err
-	}
-	subject, err := a.str("subject")
-	if err != nil {
-		return "", err
-	}
-	body, err := a.str("body")
-	if err != nil {
-		return "", err
-	}
-	replyTo, err := a.str("reply_to")
-	if err != nil {
-		return "", err
-	}
+	to, cc, subject, body, replyTo := v[0], v[1], v[2], v[3], v[4]
 	ids, err := a.list("attachment_ids")
 	if err != nil {
 		return "", err
@@ -319,18 +304,11 @@ func (s *Server) forwardMail(ctx context.Context, a args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cc, err := a.str("cc")
+	v, err := a.strs("cc", "subject", "body")
 	if err != nil {
 		return "", err
 	}
-	subject, err := a.str("subject")
-	if err != nil {
-		return "", err
-	}
-	body, err := a.str("body")
-	if err != nil {
-		return "", err
-	}
+	cc, subject, body := v[0], v[1], v[2]
 	res, err := s.gateway().Forward(ctx, id, client.ForwardRequest{To: to, Cc: normalizeRecipients(cc), Subject: strings.TrimSpace(subject), Body: body})
 	if err != nil {
 		return "", err
@@ -533,26 +511,11 @@ func (s *Server) sessionParticipants(ctx context.Context, a args) (string, error
 // configured is generated and saved with mode 0600 to the key file (never
 // overwriting one); only its file path and first characters are shown.
 func (s *Server) connectToServer(ctx context.Context, a args) (string, error) {
-	url, err := a.str("gateway_url")
+	v, err := a.strs("gateway_url", "agent_name", "agent_key", "platform", "workspace")
 	if err != nil {
 		return "", err
 	}
-	name, err := a.str("agent_name")
-	if err != nil {
-		return "", err
-	}
-	key, err := a.str("agent_key")
-	if err != nil {
-		return "", err
-	}
-	platform, err := a.str("platform")
-	if err != nil {
-		return "", err
-	}
-	ws, err := a.str("workspace")
-	if err != nil {
-		return "", err
-	}
+	url, name, key, platform, ws := v[0], v[1], v[2], v[3], v[4]
 	url, name, key, platform, ws = strings.TrimSpace(url), strings.TrimSpace(name), strings.TrimSpace(key), strings.TrimSpace(platform), strings.TrimSpace(ws)
 	if url == "" {
 		url = s.cfg.GatewayURL
