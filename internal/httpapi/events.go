@@ -70,20 +70,19 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			if !ok {
 				return nil // dropped as too slow, or shutdown: the client resumes with Last-Event-ID
 			}
-			if e.ID <= last {
-				continue
-			}
-			if err := write(e); err != nil {
-				return nil
-			}
-			// Write whatever else is already waiting before one flush.
-			for pending := len(sub.C); pending > 0; pending-- {
-				e, ok := <-sub.C
-				if !ok {
-					flusher.Flush()
-					return nil
+			// Write this event and whatever else is already waiting, then
+			// flush once.
+			for pending := len(sub.C); ; pending-- {
+				if e.ID > last {
+					if err := write(e); err != nil {
+						return nil
+					}
 				}
-				if err := write(e); err != nil {
+				if pending <= 0 {
+					break
+				}
+				if e, ok = <-sub.C; !ok {
+					flusher.Flush()
 					return nil
 				}
 			}
