@@ -763,6 +763,8 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, dir, prompt string, m
 	defer cancel()
 	verdict := make(chan error, 1)
 	var once sync.Once
+	var startedMu sync.Mutex
+	startedIn := ""
 	req := TurnRequest{
 		MailSessionID:     in.SessionID,
 		MailID:            in.MailID,
@@ -777,7 +779,25 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, dir, prompt string, m
 			"AGENTMAIL_PERMISSION_MODE": string(b.cfg.Settings.Tier),
 		},
 		OnVerdict: func(err error) { once.Do(func() { verdict <- err }) },
-		OnStart:   func(pid int, _ string) { run.started(ctx, pid) },
+		OnStart: func(pid int, platformSessionID string) {
+			startedMu.Lock()
+			startedIn = platformSessionID
+			startedMu.Unlock()
+			run.started(ctx, pid)
+		},
+	}
+	// bindStarted binds the platform session the turn runs in as soon as the
+	// model is known to run (or the turn is interrupted), so a restart in
+	// the middle of a long turn still finds the conversation (B-3.3, B-4.2).
+	bindStarted := func() {
+		startedMu.Lock()
+		p := startedIn
+		startedMu.Unlock()
+		if p != "" {
+			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runReportTimeout)
+			defer cancel()
+			b.bind(bctx, in.SessionID, p)
+		}
 	}
 	if b.caps.PermissionHook {
 		req.Permission = b.perms.funcFor(askScope{sessionID: in.SessionID, mailID: in.MailID, workspace: dir})
@@ -807,14 +827,17 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, dir, prompt string, m
 			return attemptOutcome{reason: v.Error()}
 		}
 		judged = true
+		bindStarted()
 		d = <-done
 	case d = <-done:
 	case <-b.after(b.cfg.VerdictTimeout):
 		judged = true
 		log.Info("no model verdict in time: counted as success (D-3.4)", "waited", b.cfg.VerdictTimeout)
+		bindStarted()
 		d = <-done
 	}
 	if ctx.Err() != nil {
+		bindStarted()
 		run.finish(ctx, d.res.Facts, true, interruptedError)
 		return attemptOutcome{interrupted: true}
 	}
