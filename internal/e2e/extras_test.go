@@ -1,0 +1,744 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/platformtest"
+)
+
+// The issue-3 end-to-end tests: the real `agentmail serve` binary, built
+// from this repository, driven over HTTP through the public client, with
+// every answer of a documented route checked against the OpenAPI document.
+// Timers are real here (the binary uses the system clock), so the tests
+// shorten the sweep interval with AGENTMAIL_SWEEP_INTERVAL and wait on
+// conditions with generous deadlines, never on fixed sleeps.
+
+// xgWait bounds every wait for a condition.
+const xgWait = 30 * time.Second
+
+const xgAdminPassword = "extras-admin-password"
+
+// xgBinary builds cmd/agentmail into dir.
+func xgBinary(t *testing.T, dir string) string {
+	t.Helper()
+	root, err := platformtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "agentmail")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agentmail")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/agentmail: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// xgLog collects a gateway's stderr.
+type xgLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *xgLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *xgLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// xgGateway is one started gateway process.
+type xgGateway struct {
+	url    string
+	log    *xgLog
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// xgStart starts `agentmail serve` on a free port over dataDir with the
+// extra environment and waits for its address.
+func xgStart(t *testing.T, bin, dataDir string, env ...string) *xgGateway {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
+		"--admin-user", "admin", "--admin-password", xgAdminPassword, "--log-level", "debug")
+	cmd.Env = append(append(os.Environ(), "AGENTMAIL_ADDR=", "DATABASE_URL="+e2eDatabaseURL(t, dataDir), "AGENTMAIL_SWEEP_INTERVAL=100ms"), env...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the gateway: %v", err)
+	}
+	g := &xgGateway{log: &xgLog{}, cmd: cmd, exited: make(chan error, 1)}
+	urlCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(g.log, line)
+			if i := strings.Index(line, "agentmail gateway on "); i >= 0 && !sent {
+				urlCh <- strings.TrimSpace(line[i+len("agentmail gateway on "):])
+				sent = true
+			}
+		}
+	}()
+	go func() { g.exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() { g.stop(t) })
+	select {
+	case g.url = <-urlCh:
+	case err := <-g.exited:
+		t.Fatalf("gateway exited at start: %v\n%s", err, g.log)
+	case <-time.After(xgWait):
+		t.Fatalf("gateway did not announce its address\n%s", g.log)
+	}
+	return g
+}
+
+// stop ends the gateway gracefully (SIGTERM) and waits for it; safe to call
+// twice.
+func (g *xgGateway) stop(t *testing.T) {
+	if g.cmd.ProcessState != nil {
+		return
+	}
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.exited:
+	case <-time.After(xgWait):
+		g.cmd.Process.Kill()
+		<-g.exited
+		t.Errorf("gateway did not stop on SIGTERM\n%s", g.log)
+	}
+}
+
+// xgEnv is a gateway with people and an agent: the admin, alice, bob and
+// carol (cookie sessions) and the agent bot (agent key), all through
+// clients whose answers are checked against the OpenAPI document.
+type xgEnv struct {
+	t                  *testing.T
+	ctx                context.Context
+	g                  *xgGateway
+	admin, alice, bob  *client.Client
+	carol, bot, helper *client.Client
+	botKey             string
+}
+
+func (e *xgEnv) person(name string) *client.Client {
+	e.t.Helper()
+	c := client.New(e.g.url, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithCookieJar())
+	pw := xgAdminPassword
+	if name != "admin" {
+		pw = name + "-password"
+		if _, err := e.admin.AdminCreateUser(e.ctx, client.CreateUserRequest{Username: name, Password: pw}); err != nil {
+			e.t.Fatalf("creating %s: %v", name, err)
+		}
+	}
+	if _, err := c.Login(e.ctx, client.LoginRequest{Username: name, Password: pw}); err != nil {
+		e.t.Fatalf("login %s: %v\n%s", name, err, e.g.log)
+	}
+	return c
+}
+
+func (e *xgEnv) agent(name string) (*client.Client, string) {
+	e.t.Helper()
+	key, err := e.admin.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: name, Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		e.t.Fatalf("agent key for %s: %v", name, err)
+	}
+	c := client.New(e.g.url, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithToken(key.KeyToken))
+	if _, err := c.Register(e.ctx, client.RegisterRequest{Name: name, Platform: "e2e", Workspaces: []client.Workspace{}}); err != nil {
+		e.t.Fatalf("register %s: %v", name, err)
+	}
+	return c, key.KeyToken
+}
+
+func xgSetup(t *testing.T, g *xgGateway) *xgEnv {
+	e := &xgEnv{t: t, ctx: context.Background(), g: g}
+	e.admin = client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	if _, err := e.admin.Login(e.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
+		t.Fatalf("admin login: %v\n%s", err, g.log)
+	}
+	e.alice, e.bob, e.carol = e.person("alice"), e.person("bob"), e.person("carol")
+	e.bot, e.botKey = e.agent("bot")
+	e.helper, _ = e.agent("helper")
+	return e
+}
+
+// wantStatus fails unless err is an API error with that status (and code,
+// when given); it answers the error.
+func wantStatus(t *testing.T, err error, status int, code string) *client.APIError {
+	t.Helper()
+	ae := client.AsAPIError(err)
+	if ae == nil || ae.Status != status || (code != "" && ae.Body.Code != code) {
+		t.Fatalf("err = %v, want %d %s", err, status, code)
+	}
+	return ae
+}
+
+// waitEvent waits for an event of type typ whose data satisfies pred.
+func waitEvent(t *testing.T, s *client.Stream, typ string, pred func([]byte) bool) []byte {
+	t.Helper()
+	deadline := time.After(xgWait)
+	for {
+		select {
+		case ev, ok := <-s.Events():
+			if !ok {
+				t.Fatalf("stream ended while waiting for %s: %v", typ, s.Err())
+			}
+			if ev.Type == typ && pred(ev.Data) {
+				return ev.Data
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within %s", typ, xgWait)
+		}
+	}
+}
+
+func TestExtras(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the gateway binary")
+	}
+	bin := xgBinary(t, t.TempDir())
+	t.Run("Permissions", func(t *testing.T) { testPermissions(t, bin) })
+	t.Run("Attachments", func(t *testing.T) { testAttachments(t, bin) })
+	t.Run("ReminderOnceAcrossRestart", func(t *testing.T) { testReminderAcrossRestart(t, bin) })
+	t.Run("ModelScopeAndDiscovery", func(t *testing.T) { testModelScopeAndDiscovery(t, bin) })
+}
+
+// --------------------------------------------------------------- permissions
+
+func testPermissions(t *testing.T, bin string) {
+	e := xgSetup(t, xgStart(t, bin, t.TempDir()))
+	ctx := e.ctx
+	sent, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "clean the build", Body: "please"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := e.bot.Stream(ctx, client.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	peopleStream, err := e.bob.Stream(ctx, client.StreamOptions{People: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peopleStream.Close()
+	ask := func(key, tool string, expires *time.Time) *client.Permission {
+		t.Helper()
+		p, err := e.bot.RequestPermission(ctx, client.PermissionRequest{Question: "Run " + tool + "?", Context: "in " + key,
+			SessionID: sent.SessionID, RelayKey: key, Tool: tool, ToolInput: map[string]any{"command": "rm -rf build/", "key": key},
+			ExpiresAt: expires})
+		if err != nil {
+			t.Fatalf("permission request %s: %v\n%s", key, err, e.g.log)
+		}
+		return p
+	}
+	decisionFor := func(key string) client.PermissionDecisionEvent {
+		t.Helper()
+		var ev client.PermissionDecisionEvent
+		data := waitEvent(t, stream, client.EventPermissionDecision, func(b []byte) bool {
+			json.Unmarshal(b, &ev)
+			return ev.RelayKey == key
+		})
+		json.Unmarshal(data, &ev)
+		return ev
+	}
+
+	// A request, and its replay: one mail, the same request.
+	p1 := ask("perm-1", "Bash", nil)
+	if p1.Status != "pending" || p1.Duplicate || p1.ArgsHash == "" {
+		t.Fatalf("request = %+v", p1)
+	}
+	waitEvent(t, peopleStream, client.EventPermissionRequest, func(b []byte) bool { return bytes.Contains(b, []byte(p1.MailID)) })
+	again := ask("perm-1", "Bash", nil)
+	if !again.Duplicate || again.MailID != p1.MailID {
+		t.Fatalf("replay = %+v", again)
+	}
+	no := false
+	inbox, err := e.alice.MeInbox(ctx, client.InboxQuery{Status: "all", Limit: 50, MarkRead: &no})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := 0
+	for _, m := range inbox.Mails {
+		if m.MailType == client.MailTypePermissionRequest {
+			requests++
+		}
+	}
+	if requests != 1 {
+		t.Fatalf("alice has %d permission_request mails after a replay, want 1", requests)
+	}
+	sess, _ := e.alice.MeSession(ctx, sent.SessionID)
+	if sess.UsedRounds != 0 {
+		t.Errorf("used_rounds = %d after permission requests (B-8.5)", sess.UsedRounds)
+	}
+	if c, _ := e.alice.MeCounts(ctx); c.PendingPermissions != 1 {
+		t.Errorf("pending permissions = %d, want 1", c.PendingPermissions)
+	}
+
+	// Decided by the API; the event carries the W-4 fields; a conflicting
+	// second decision is a 409 and changes nothing.
+	d1, err := e.alice.Decide(ctx, p1.MailID, client.DecideRequest{Decision: "approve", Note: "fine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d1.Approved || d1.DecidedVia != "api" || d1.DecisionMailID == "" {
+		t.Fatalf("decided = %+v", d1)
+	}
+	ev := decisionFor("perm-1")
+	want := client.PermissionDecisionEvent{MailID: p1.MailID, DecisionMailID: d1.DecisionMailID, Decision: "approve", Approved: true,
+		Note: "fine", DecidedBy: "alice", SessionID: sent.SessionID, RelayKey: "perm-1", RelayKind: "permission", ArgsHash: p1.ArgsHash}
+	if ev != want {
+		t.Errorf("event = %+v\nwant    %+v", ev, want)
+	}
+	_, err = e.bob.Decide(ctx, p1.MailID, client.DecideRequest{Decision: "deny"})
+	ae := wantStatus(t, err, http.StatusConflict, "already_decided")
+	if ae.Body.Suggestion == "" {
+		t.Error("409 without a suggestion")
+	}
+	if st, _ := e.bot.GetPermission(ctx, p1.MailID); !st.Approved || st.DecidedBy != "alice" {
+		t.Errorf("after the conflicting decision: %+v", st)
+	}
+	dm, err := e.bot.GetMail(ctx, d1.DecisionMailID)
+	if err != nil || dm.MailType != client.MailTypePermissionDecision || dm.ParentMailID != p1.MailID {
+		t.Errorf("decision mail = %+v, %v", dm, err)
+	}
+
+	// Decided by replying with approval text.
+	p2 := ask("perm-2", "Bash", nil)
+	r, err := e.bob.MeSend(ctx, client.SendMailRequest{To: "bot", ReplyTo: p2.MailID, Body: "同意，只删 build/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev = decisionFor("perm-2")
+	if !ev.Approved || ev.DecidedBy != "bob" || ev.DecisionMailID != r.MailID || ev.Decision != "同意，只删 build/" {
+		t.Errorf("reply decision event = %+v", ev)
+	}
+	if m, _ := e.bot.GetMail(ctx, r.MailID); m == nil || m.MailType != client.MailTypePermissionDecision {
+		t.Errorf("the reply is not the decision mail: %+v", m)
+	}
+
+	// An unknown word denies.
+	p3 := ask("perm-3", "Bash", nil)
+	d3, err := e.bob.Decide(ctx, p3.MailID, client.DecideRequest{Decision: "looks fine to me"})
+	if err != nil || d3.Approved || d3.Status != "denied" {
+		t.Errorf("unknown word = %+v, %v", d3, err)
+	}
+	if ev := decisionFor("perm-3"); ev.Approved {
+		t.Errorf("unknown word event approved: %+v", ev)
+	}
+
+	// Expired: denied by timeout, the event is sent.
+	exp := time.Now().Add(1500 * time.Millisecond)
+	p4 := ask("perm-4", "Bash", &exp)
+	ev = decisionFor("perm-4")
+	if ev.Approved || ev.DecidedBy != "timeout" {
+		t.Errorf("timeout event = %+v", ev)
+	}
+	if st, _ := e.bot.GetPermission(ctx, p4.MailID); st.Status != "denied" || st.DecidedVia != "timeout" {
+		t.Errorf("expired request = %+v", st)
+	}
+	_, err = e.alice.Decide(ctx, p4.MailID, client.DecideRequest{Decision: "yes"})
+	wantStatus(t, err, http.StatusConflict, "already_decided")
+
+	// "Always" becomes a grant (agent + tool + scope) the agent can query
+	// and a person can list and revoke.
+	p5 := ask("perm-5", "Write", nil)
+	if _, err := e.alice.Decide(ctx, p5.MailID, client.DecideRequest{Decision: "一直同意"}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := decisionFor("perm-5"); !ev.Approved || !ev.Always {
+		t.Errorf("always event = %+v", ev)
+	}
+	gl, err := e.bot.Grants(ctx, "Write", "/work/proj")
+	if err != nil || len(gl.Grants) != 1 || gl.Grants[0].GrantedBy != "alice" {
+		t.Fatalf("grants = %+v, %v", gl, err)
+	}
+	if mine, _ := e.carol.MeGrants(ctx); len(mine.Grants) != 0 {
+		t.Errorf("carol, outside the session, lists %d grants", len(mine.Grants))
+	}
+	wantStatus(t, e.carol.MeDeleteGrant(ctx, gl.Grants[0].GrantID), http.StatusNotFound, "grant_not_found")
+	if mine, _ := e.bob.MeGrants(ctx); len(mine.Grants) != 1 {
+		t.Errorf("bob lists %d grants", len(mine.Grants))
+	}
+	if err := e.bob.MeDeleteGrant(ctx, gl.Grants[0].GrantID); err != nil {
+		t.Fatal(err)
+	}
+	if gl, _ := e.bot.Grants(ctx, "", ""); len(gl.Grants) != 0 {
+		t.Errorf("grant still there after revoking: %+v", gl)
+	}
+
+	// Nobody to decide: 409 with error and suggestion; nothing stored.
+	hs, err := e.bot.SendMail(ctx, client.SendMailRequest{To: "helper@/work/lib.new", Subject: "help", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.bot.RequestPermission(ctx, client.PermissionRequest{Question: "q", SessionID: hs.SessionID, RelayKey: "perm-none"})
+	ae = wantStatus(t, err, http.StatusConflict, "no_person_to_decide")
+	if ae.Body.Error == "" || ae.Body.Suggestion == "" {
+		t.Errorf("409 body = %+v", ae.Body)
+	}
+	// Bad input names its field; a stranger's view is a 404.
+	_, err = e.bot.RequestPermission(ctx, client.PermissionRequest{SessionID: sent.SessionID, RelayKey: "perm-bad"})
+	if ae := wantStatus(t, err, http.StatusBadRequest, ""); ae.Body.Field != "question" {
+		t.Errorf("field = %q", ae.Body.Field)
+	}
+	_, err = e.helper.GetPermission(ctx, p1.MailID)
+	wantStatus(t, err, http.StatusNotFound, "permission_not_found")
+	_, err = e.carol.Decide(ctx, p3.MailID, client.DecideRequest{Decision: "yes"})
+	wantStatus(t, err, http.StatusNotFound, "permission_not_found")
+	if l, _ := e.alice.MePermissions(ctx, "all"); len(l.Permissions) != 5 {
+		t.Errorf("alice lists %d permission requests, want 5", len(l.Permissions))
+	}
+}
+
+// --------------------------------------------------------------- attachments
+
+// countFiles counts regular files under dir.
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// rawUpload posts a multipart body built by fill with the person's cookie
+// and CSRF token and answers the status.
+func rawUpload(t *testing.T, c *client.Client, contentType string, body []byte) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", c.BaseURL()+"/api/v1/me/attachments", bytes.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-CSRF-Token", c.CSRFToken())
+	resp, err := c.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func testAttachments(t *testing.T, bin string) {
+	const limit = 64 << 10
+	dataDir := t.TempDir()
+	e := xgSetup(t, xgStart(t, bin, dataDir, fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
+	ctx := e.ctx
+	store := filepath.Join(dataDir, "attachments")
+	content := bytes.Repeat([]byte("attachment line\n"), 100)
+
+	a1, err := e.alice.MeUploadAttachment(ctx, "notes.txt", bytes.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := e.alice.MeUploadAttachment(ctx, "copy.txt", bytes.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1.AttachmentID == a2.AttachmentID || a1.SHA256 != a2.SHA256 || a1.Size != int64(len(content)) {
+		t.Fatalf("uploads = %+v / %+v", a1, a2)
+	}
+	if n := countFiles(t, store); n != 1 {
+		t.Fatalf("%d files in the attachment store after two uploads of one content, want 1", n)
+	}
+
+	// Over the limit: 413 and nothing more on disk (temporary files included).
+	_, err = e.alice.MeUploadAttachment(ctx, "big.bin", bytes.NewReader(make([]byte, limit+1)))
+	wantStatus(t, err, http.StatusRequestEntityTooLarge, "attachment_too_large")
+	_, err = e.bot.UploadAttachment(ctx, "huge.bin", io.LimitReader(zeroReader{}, 10*limit))
+	wantStatus(t, err, http.StatusRequestEntityTooLarge, "")
+	if n := countFiles(t, store); n != 1 {
+		t.Fatalf("%d files in the attachment store after refused uploads, want 1", n)
+	}
+	// Exactly the limit is accepted.
+	if _, err := e.bot.UploadAttachment(ctx, "edge.bin", bytes.NewReader(make([]byte, limit))); err != nil {
+		t.Fatalf("an upload of exactly the limit: %v", err)
+	}
+
+	// Bad bodies: not multipart, no field "file".
+	if st := rawUpload(t, e.alice, "application/json", []byte(`{}`)); st != http.StatusBadRequest {
+		t.Errorf("non-multipart upload: %d", st)
+	}
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	mw.WriteField("other", "x")
+	mw.Close()
+	if st := rawUpload(t, e.alice, mw.FormDataContentType(), mp.Bytes()); st != http.StatusBadRequest {
+		t.Errorf("upload without field file: %d", st)
+	}
+
+	// Only the uploader's own attachments can be sent.
+	_, err = e.bob.MeSend(ctx, client.SendMailRequest{To: "alice", Subject: "s", Body: "b", AttachmentIDs: []string{a1.AttachmentID}})
+	if ae := wantStatus(t, err, http.StatusBadRequest, ""); ae.Body.Field != "attachment_ids" {
+		t.Errorf("field = %q", ae.Body.Field)
+	}
+	// Before it is sent only the uploader can fetch it.
+	_, _, err = e.bob.MeDownloadAttachment(ctx, a1.AttachmentID)
+	wantStatus(t, err, http.StatusNotFound, "attachment_not_found")
+
+	evil, err := e.alice.MeUploadAttachment(ctx, `..\..\evil"name.html`, strings.NewReader("<script>alert(1)</script>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "files", Body: "see attached",
+		AttachmentIDs: []string{a1.AttachmentID, evil.AttachmentID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.bot.GetMail(ctx, m.MailID)
+	if err != nil || len(got.Attachments) != 2 || got.Attachments[0].Filename != "notes.txt" {
+		t.Fatalf("mail attachments = %+v, %v", got, err)
+	}
+
+	// Download by a participant: the bytes, octet-stream, attachment, nosniff.
+	rc, meta, err := e.bob.MeDownloadAttachment(ctx, a1.AttachmentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(rc)
+	rc.Close()
+	if !bytes.Equal(body, content) || meta.Filename != "notes.txt" || meta.ContentType != "application/octet-stream" {
+		t.Errorf("download: %d bytes, meta %+v", len(body), meta)
+	}
+	for _, id := range []string{evil.AttachmentID} {
+		req, _ := http.NewRequest("GET", e.g.url+"/api/v1/attachments/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+e.botKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		h := resp.Header
+		if resp.StatusCode != 200 || h.Get("Content-Type") != "application/octet-stream" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("download headers: %d %v", resp.StatusCode, h)
+		}
+		disp, params, err := mime.ParseMediaType(h.Get("Content-Disposition"))
+		if err != nil || disp != "attachment" || params["filename"] != "evilname.html" {
+			t.Errorf("Content-Disposition %q → %q %v %v", h.Get("Content-Disposition"), disp, params, err)
+		}
+	}
+	// Strangers: a person and an agent outside the mail.
+	_, _, err = e.carol.MeDownloadAttachment(ctx, a1.AttachmentID)
+	wantStatus(t, err, http.StatusNotFound, "attachment_not_found")
+	_, _, err = e.helper.DownloadAttachment(ctx, a1.AttachmentID)
+	wantStatus(t, err, http.StatusNotFound, "attachment_not_found")
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// --------------------------------------------------------------- reminders
+
+func testReminderAcrossRestart(t *testing.T, bin string) {
+	dataDir := t.TempDir()
+	g1 := xgStart(t, bin, dataDir)
+	e := xgSetup(t, g1)
+	ctx := e.ctx
+	now := time.Now()
+	first := now.Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	secondAt := now.Add(6 * time.Second)
+	s1, err := e.alice.MeCreateSchedule(ctx, client.CreateScheduleRequest{Title: "first", EventTime: first, RemindBeforeMinutes: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := e.alice.MeCreateSchedule(ctx, client.CreateScheduleRequest{Title: "second", Body: "while down",
+		EventTime: secondAt.UTC().Format(time.RFC3339Nano), Recipients: "alice，bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(s1.Recipients, ",") != "alice" || strings.Join(s2.Recipients, ",") != "alice,bob" {
+		t.Errorf("recipients = %v / %v", s1.Recipients, s2.Recipients)
+	}
+	// Bad input: natural language is refused with the server's time.
+	_, err = e.alice.MeCreateSchedule(ctx, client.CreateScheduleRequest{Title: "x", EventTime: "tomorrow at nine"})
+	if ae := wantStatus(t, err, http.StatusBadRequest, ""); ae.Body.Field != "event_time" || !strings.Contains(ae.Body.Error, "current time") {
+		t.Errorf("natural language: %+v", ae.Body)
+	}
+
+	reminders := func(c *client.Client, subject string) int {
+		t.Helper()
+		no := false
+		l, err := c.MeInbox(ctx, client.InboxQuery{Status: "all", Limit: 100, MarkRead: &no})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range l.Mails {
+			if m.MailType == client.MailTypeReminder && m.Subject == subject {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(xgWait)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("the first reminder", func() bool { return reminders(e.alice, "Reminder: first") >= 1 })
+	g1.stop(t)
+	// The second falls due while no gateway runs.
+	waitFor("the second reminder's time to pass", func() bool { return time.Now().After(secondAt) })
+
+	g2 := xgStart(t, bin, dataDir)
+	for _, c := range []*client.Client{e.alice, e.bob} {
+		c2 := client.New(g2.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+		name := "alice"
+		if c == e.bob {
+			name = "bob"
+		}
+		if _, err := c2.Login(ctx, client.LoginRequest{Username: name, Password: name + "-password"}); err != nil {
+			t.Fatal(err)
+		}
+		if name == "alice" {
+			e.alice = c2
+		} else {
+			e.bob = c2
+		}
+	}
+	waitFor("the second reminder after the restart", func() bool { return reminders(e.bob, "Reminder: second") >= 1 })
+	// The second reminder went out after the first was due, so a second
+	// copy of the first would be there by now.
+	if n := reminders(e.alice, "Reminder: first"); n != 1 {
+		t.Errorf("%d copies of the first reminder, want 1", n)
+	}
+	if n := reminders(e.alice, "Reminder: second"); n != 1 {
+		t.Errorf("%d copies of the second reminder for alice, want 1", n)
+	}
+	l, err := e.alice.MeListSchedules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.Schedules {
+		if s.SentAt == nil {
+			t.Errorf("schedule %q not marked sent", s.Title)
+		}
+	}
+	// Another restart sends nothing again.
+	g2.stop(t)
+	g3 := xgStart(t, bin, dataDir)
+	c3 := client.New(g3.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	if _, err := c3.Login(ctx, client.LoginRequest{Username: "alice", Password: "alice-password"}); err != nil {
+		t.Fatal(err)
+	}
+	// A third schedule due soon proves g3's sweeps have run.
+	if _, err := c3.MeCreateSchedule(ctx, client.CreateScheduleRequest{Title: "third",
+		EventTime: time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the third reminder", func() bool { return reminders(c3, "Reminder: third") == 1 })
+	if a, b := reminders(c3, "Reminder: first"), reminders(c3, "Reminder: second"); a != 1 || b != 1 {
+		t.Errorf("after another restart: first %d, second %d; want 1 and 1", a, b)
+	}
+}
+
+// ------------------------------------------------------ model scope, discovery
+
+func testModelScopeAndDiscovery(t *testing.T, bin string) {
+	e := xgSetup(t, xgStart(t, bin, t.TempDir()))
+	ctx := e.ctx
+	hb, err := e.bot.Heartbeat(ctx, client.HeartbeatRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hb.ModelsUnrestricted || len(hb.AllowedModels) != 0 {
+		t.Errorf("unset scope: heartbeat %+v, want unrestricted", hb)
+	}
+	list := []client.ModelRef{{Provider: "zeta", Model: "m-3"}, {Provider: "alpha", Model: "m-1"}, {Provider: "mid", Model: "m-2"}}
+	set, err := e.admin.AdminSetAgentModels(ctx, "bot", client.AllowedModels{AllowedModels: list})
+	if err != nil || set.ModelsUnrestricted || !reflect.DeepEqual(set.AllowedModels, list) {
+		t.Fatalf("PUT models = %+v, %v", set, err)
+	}
+	hb, _ = e.bot.Heartbeat(ctx, client.HeartbeatRequest{})
+	if hb.ModelsUnrestricted || !reflect.DeepEqual(hb.AllowedModels, list) {
+		t.Errorf("heartbeat after PUT = %+v", hb)
+	}
+	am, _ := e.bot.AllowedModels(ctx)
+	if am.ModelsUnrestricted || !reflect.DeepEqual(am.AllowedModels, list) {
+		t.Errorf("GET /agent/models/allowed = %+v", am)
+	}
+	d, err := e.admin.AdminGetAgentModels(ctx, "bot")
+	if err != nil || !reflect.DeepEqual(d.AllowedModels, list) {
+		t.Errorf("GET /admin/agents/bot/models = %+v, %v", d, err)
+	}
+	// Bad input changes nothing.
+	_, err = e.admin.AdminSetAgentModels(ctx, "bot", client.AllowedModels{ModelsUnrestricted: true, AllowedModels: list})
+	wantStatus(t, err, http.StatusBadRequest, "")
+	_, err = e.admin.AdminSetAgentModels(ctx, "ghost", client.AllowedModels{ModelsUnrestricted: true})
+	wantStatus(t, err, http.StatusNotFound, "agent_not_found")
+	_, err = e.alice.AdminSetAgentModels(ctx, "bot", client.AllowedModels{ModelsUnrestricted: true})
+	wantStatus(t, err, http.StatusForbidden, "")
+	if am, _ := e.bot.AllowedModels(ctx); !reflect.DeepEqual(am.AllowedModels, list) {
+		t.Errorf("refused changes changed the scope: %+v", am)
+	}
+	if set, err := e.admin.AdminSetAgentModels(ctx, "bot", client.AllowedModels{ModelsUnrestricted: true}); err != nil || !set.ModelsUnrestricted {
+		t.Errorf("back to unrestricted = %+v, %v", set, err)
+	}
+
+	// Mirror: no slug and duplicate slugs are dropped.
+	mirror := []client.PlatformSession{
+		{PlatformID: "s1", Workspace: "/work/other", Slug: "witty-planet", Title: "重构导入路径"},
+		{PlatformID: "s2", Workspace: "/work/other", Slug: ""},
+	}
+	hb, err = e.bot.Heartbeat(ctx, client.HeartbeatRequest{PlatformSessions: &mirror})
+	if err != nil || hb.PlatformSessionsSynced != 1 {
+		t.Errorf("mirror heartbeat = %+v, %v", hb, err)
+	}
+	sent, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Subject: "discovery", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := e.alice.Suggest(ctx, "bot", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, s := range sl.Suggestions {
+		found[s.Address] = true
+	}
+	if !found["bot@/work/proj."+sent.SessionAlias] || !found["bot@/work/other.witty-planet"] {
+		t.Errorf("suggestions = %+v", sl.Suggestions)
+	}
+	res, err := e.alice.Resolve(ctx, "bot@/work/proj")
+	if err != nil || !res.Exists || res.SessionID != sent.SessionID {
+		t.Errorf("resolve = %+v, %v", res, err)
+	}
+	_, err = e.alice.Resolve(ctx, "bot@/work/proj.no-such-alias")
+	wantStatus(t, err, http.StatusNotFound, "alias_not_found")
+	pl, err := e.bot.Participants(ctx, sent.SessionID)
+	if err != nil || len(pl.Participants) != 2 {
+		t.Errorf("participants = %+v, %v", pl, err)
+	}
+	_, err = e.helper.Participants(ctx, sent.SessionID)
+	wantStatus(t, err, http.StatusNotFound, "")
+	cl, err := e.bot.Contacts(ctx)
+	if err != nil || len(cl.Contacts) != 6 { // admin, alice, bob, carol, bot, helper
+		t.Errorf("contacts = %+v, %v", cl, err)
+	}
+}
