@@ -210,6 +210,8 @@ const PATHS: Record<string, string> = {
   download: 'M12 4v11M7 10l5 5 5-5M5 20h14',
   unread: 'M4 6h16v12H4zM4 6l8 7 8-7',
   logout: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
+  folder: 'M3 6h6l2 2h10v11H3z',
+  people: 'M9 11a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM3 19c0-3 3-5 6-5s6 2 6 5M16 5a3 3 0 0 1 0 6M18 14c2 .5 3 2 3 5',
 }
 
 export function Icon({ name, className = 'h-5 w-5' }: { name: keyof typeof PATHS | string; className?: string }) {

@@ -101,7 +101,7 @@ export function previewAddress(text: string, outcome?: ResolveOutcome): AddressP
   }
   if (!outcome) return { tone: 'pending', key: 'preview.checking', params: {}, blocksSend: false }
   if (!outcome.ok) {
-    if (outcome.status === 404) {
+    if (outcome.status === 404 && outcome.code !== 'route_not_found') {
       if (outcome.code === 'alias_not_found' && parsed.session.kind === 'alias') {
         return {
           tone: 'error',

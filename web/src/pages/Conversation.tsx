@@ -195,8 +195,18 @@ export function Conversation({
               <Button small variant="ghost" onClick={() => setEditAlias(null)}>{t('app.cancel')}</Button>
             </form>
           )}
-          {s.workspace && <span title={t('conv.workspace')}>📁 <span className="font-mono">{s.workspace}</span></span>}
-          <span title={t('conv.participants')}>👥 {list(s.participants).join(', ')}</span>
+          {s.workspace && (
+            <span className="inline-flex items-center gap-1" title={t('conv.workspace')}>
+              <Icon name="folder" className="h-3.5 w-3.5" />
+              <span className="sr-only">{t('conv.workspace')}</span>
+              <span className="font-mono">{s.workspace}</span>
+            </span>
+          )}
+          <span className="inline-flex items-center gap-1" title={t('conv.participants')}>
+            <Icon name="people" className="h-3.5 w-3.5" />
+            <span className="sr-only">{t('conv.participants')}</span>
+            {list(s.participants).join(', ')}
+          </span>
         </div>
       </header>
 
