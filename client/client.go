@@ -13,7 +13,7 @@
 // Errors answered by the gateway are *APIError values carrying the JSON
 // ErrorBody (W-9); use errors.As, IsNotFound, IsConflict or StatusOf.
 //
-//	c := client.New("http://127.0.0.1:8080", client.WithToken(os.Getenv("AGENTMAIL_USER_KEY")))
+//	c := client.New("http://127.0.0.1:8180", client.WithToken(os.Getenv("AGENTMAIL_USER_KEY")))
 //	res, err := c.MeSend(ctx, client.SendMailRequest{To: "claude@/srv/app", Subject: "hi", Body: "..."})
 package client
 
@@ -85,7 +85,7 @@ func WithCookieJar() Option {
 }
 
 // New returns a client for the gateway at baseURL, for example
-// "http://127.0.0.1:8080". A trailing slash or a trailing "/api/v1" in
+// "http://127.0.0.1:8180". A trailing slash or a trailing "/api/v1" in
 // baseURL is accepted and ignored, so both the gateway root and the API root
 // work.
 func New(baseURL string, opts ...Option) *Client {

@@ -14,7 +14,7 @@ import (
 // this command-line client. The file holds a secret and is written with
 // mode 0600 in a 0700 directory.
 type Config struct {
-	URL      string `json:"url"`                // gateway root, e.g. "http://127.0.0.1:8080"
+	URL      string `json:"url"`                // gateway root, e.g. "http://127.0.0.1:8180"
 	Token    string `json:"token"`              // the user key
 	Username string `json:"username,omitempty"` // whose key it is
 	KeyID    string `json:"key_id,omitempty"`   // to revoke it at logout

@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultURL is offered at the login prompt when nothing else is known.
-const DefaultURL = "http://127.0.0.1:8080"
+const DefaultURL = "http://127.0.0.1:8180"
 
 // NewLoginCommand returns `agentmail login`: it asks for the gateway URL,
 // username and password (flags --url and --username, password from
@@ -33,7 +33,7 @@ $AGENTMAIL_CONFIG, or <user config dir>/agentmail/cli.json.
 Without --url or --username the command asks for them; the password is asked
 without echo, or read from stdin with --password-stdin:
 
-  echo "$PASSWORD" | agentmail login --url http://gw:8080 --username ann --password-stdin`,
+  echo "$PASSWORD" | agentmail login --url http://gw:8180 --username ann --password-stdin`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
