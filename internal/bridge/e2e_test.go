@@ -560,3 +560,121 @@ func TestE2EPermissionFailsClosedAtShutdownAndTheDecisionReachesTheOriginalSessi
 	}
 	_ = sent
 }
+
+// bridgeProcess runs `agentmail bridge` as a process and collects stderr.
+type bridgeProcess struct {
+	cmd    *exec.Cmd
+	stderr *syncBuf
+	exited chan error
+}
+
+func startBridgeProcess(t *testing.T, env []string, args ...string) *bridgeProcess {
+	t.Helper()
+	p := &bridgeProcess{cmd: exec.Command(agentmailBinary(t), append([]string{"bridge"}, args...)...), stderr: &syncBuf{}, exited: make(chan error, 1)}
+	p.cmd.Env = env
+	p.cmd.Stderr = p.stderr
+	p.cmd.Dir = t.TempDir()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(wait):
+			p.cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+// waitExit waits for the process to end and returns its exit error.
+func (p *bridgeProcess) waitExit(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return err
+	case <-time.After(wait):
+		t.Fatalf("agentmail bridge did not exit\n%s", p.stderr)
+		return nil
+	}
+}
+
+func (p *bridgeProcess) waitStderr(t *testing.T, substr string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(p.stderr.String(), substr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("agentmail bridge never printed %q\n%s", substr, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The whole start-up of `agentmail bridge --platform claude` with nothing but
+// the environment: no key yet → one is generated, saved 0600 and printed once
+// with the key_token hint, and registration stops with a clear 401; after
+// the admin registers it, a restart connects, prints no key, and SIGTERM
+// ends it cleanly.
+func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testing.T) {
+	g := startGateway(t)
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.url,
+		"AGENTMAIL_AGENT_NAME=newbot", "AGENTMAIL_CLAUDE_BIN=/bin/true"}
+
+	bad := startBridgeProcess(t, env, "--platform", "nope")
+	if err := bad.waitExit(t); err == nil || !strings.Contains(bad.stderr.String(), "use one of claude") {
+		t.Fatalf("unknown platform: %v\n%s", err, bad.stderr)
+	}
+
+	p := startBridgeProcess(t, env, "--platform", "claude")
+	if err := p.waitExit(t); err == nil {
+		t.Fatalf("an unregistered key did not stop the bridge\n%s", p.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(home, ".agentmail", "agent.key"))
+	if err != nil {
+		t.Fatalf("key file: %v", err)
+	}
+	key := strings.TrimSpace(string(data))
+	st, _ := os.Stat(filepath.Join(home, ".agentmail", "agent.key"))
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v, want 0600", st.Mode().Perm())
+	}
+	out := p.stderr.String()
+	if strings.Count(out, key) < 1 || !strings.Contains(out, `"key_token":"`+key+`"`) || !strings.Contains(out, "401") {
+		t.Fatalf("first start must print the key with the key_token hint and stop on 401:\n%s", out)
+	}
+
+	if _, err := g.admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: "newbot", KeyToken: key,
+		Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	p2 := startBridgeProcess(t, env, "--platform", "claude")
+	p2.waitStderr(t, "connected to "+g.url+" as newbot")
+	p2.waitStderr(t, "degraded: D-4")
+	if strings.Contains(p2.stderr.String(), key) {
+		t.Fatalf("the key was printed again on a later start (B-1.1: once)\n%s", p2.stderr)
+	}
+	p2.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p2.waitExit(t); err != nil {
+		t.Fatalf("SIGTERM exit: %v\n%s", err, p2.stderr)
+	}
+	if !strings.Contains(p2.stderr.String(), "bridge stopped") {
+		t.Fatalf("no clean stop line\n%s", p2.stderr)
+	}
+	a, err := g.admin.AdminListAgents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ag := range a.Agents {
+		if ag.Name == "newbot" && ag.Platform == "claude" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("agents = %+v, want newbot on claude", a.Agents)
+	}
+}
