@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
 // The end-to-end test of the gateway core (issue 2 "Done when"): it builds
@@ -79,7 +80,7 @@ func startGateway(t *testing.T, dataDir string, extraEnv ...string) *gatewayProc
 	p := &gatewayProc{t: t, exited: make(chan struct{})}
 	p.cmd = exec.Command(agentmailBinary(t), "serve")
 	p.cmd.Env = append(os.Environ(), "AGENTMAIL_ADDR=127.0.0.1:0", "AGENTMAIL_DATA_DIR="+dataDir,
-		"ADMIN_USER=admin", "ADMIN_PASSWORD=e2e-admin-password", "DATABASE_URL=")
+		"ADMIN_USER=admin", "ADMIN_PASSWORD=e2e-admin-password", "DATABASE_URL="+e2eDatabaseURL(t, dataDir))
 	p.cmd.Env = append(p.cmd.Env, extraEnv...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -193,12 +194,15 @@ func TestGatewayEndToEnd(t *testing.T) {
 	ctx := ctxT(t)
 	httpc := CheckedHTTPClient(t)
 
-	// A second gateway on the same data directory refuses to start.
-	second := exec.Command(agentmailBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
-	second.Env = append(os.Environ(), "DATABASE_URL=")
-	out, err := second.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "locked") {
-		t.Fatalf("a second gateway on the same data directory: err=%v output:\n%s", err, out)
+	// A second gateway on the same SQLite data directory refuses to start
+	// (on PostgreSQL a second gateway is a replica: replicas_test.go).
+	if !storetest.Postgres() {
+		second := exec.Command(agentmailBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
+		second.Env = append(os.Environ(), "DATABASE_URL=")
+		out, err := second.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "locked") {
+			t.Fatalf("a second gateway on the same data directory: err=%v output:\n%s", err, out)
+		}
 	}
 
 	// The person signs in; the admin registers the bridge's own key (seed 9.9).
