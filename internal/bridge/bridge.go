@@ -436,7 +436,15 @@ func (b *Bridge) events(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			b.log.Warn("event stream could not connect; retrying", "err", err, "in", delay, "last_event_id", last)
+			var ae *client.APIError
+			if errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403) {
+				// W-9: a refused key does not heal by retrying fast.
+				delay = b.cfg.ReconnectMax
+				b.log.Error("the gateway refused the event stream: the agent key was revoked or expired; re-register it",
+					"status", ae.Status, "in", delay)
+			} else {
+				b.log.Warn("event stream could not connect; retrying", "err", err, "in", delay, "last_event_id", last)
+			}
 		} else {
 			delay = b.cfg.ReconnectMin
 			for ev := range s.Events() {
