@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
 // The issue-3 end-to-end tests: the real `agentmail serve` binary, built
@@ -69,9 +70,10 @@ type xgGateway struct {
 	exited chan error
 }
 
-// xgStart starts `agentmail serve` on a free port over dataDir with the
-// extra environment and waits for its address.
-func xgStart(t *testing.T, bin, dataDir string, env ...string) *xgGateway {
+// xgStart starts `agentmail serve` on a free port over dataDir (and the
+// database dbURL: "" is SQLite in dataDir) with the extra environment and
+// waits for its address.
+func xgStart(t *testing.T, bin, dataDir, dbURL string, env ...string) *xgGateway {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
 		"--admin-user", "admin", "--admin-password", xgAdminPassword, "--log-level", "debug")
@@ -215,12 +217,13 @@ func TestExtras(t *testing.T) {
 	t.Run("Attachments", func(t *testing.T) { testAttachments(t, bin) })
 	t.Run("ReminderOnceAcrossRestart", func(t *testing.T) { testReminderAcrossRestart(t, bin) })
 	t.Run("ModelScopeAndDiscovery", func(t *testing.T) { testModelScopeAndDiscovery(t, bin) })
+	t.Run("RemindersOnceWithReplicas", func(t *testing.T) { testRemindersWithReplicas(t, bin) })
 }
 
 // --------------------------------------------------------------- permissions
 
 func testPermissions(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir()))
+	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	sent, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "clean the build", Body: "please"})
 	if err != nil {
@@ -438,7 +441,7 @@ func rawUpload(t *testing.T, c *client.Client, contentType string, body []byte) 
 func testAttachments(t *testing.T, bin string) {
 	const limit = 64 << 10
 	dataDir := t.TempDir()
-	e := xgSetup(t, xgStart(t, bin, dataDir, fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
+	e := xgSetup(t, xgStart(t, bin, dataDir, storetest.DatabaseURL(t), fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
 	ctx := e.ctx
 	store := filepath.Join(dataDir, "attachments")
 	content := bytes.Repeat([]byte("attachment line\n"), 100)
@@ -551,8 +554,8 @@ func (zeroReader) Read(p []byte) (int, error) {
 // --------------------------------------------------------------- reminders
 
 func testReminderAcrossRestart(t *testing.T, bin string) {
-	dataDir := t.TempDir()
-	g1 := xgStart(t, bin, dataDir)
+	dataDir, dbURL := t.TempDir(), storetest.DatabaseURL(t)
+	g1 := xgStart(t, bin, dataDir, dbURL)
 	e := xgSetup(t, g1)
 	ctx := e.ctx
 	now := time.Now()
@@ -606,7 +609,7 @@ func testReminderAcrossRestart(t *testing.T, bin string) {
 	// The second falls due while no gateway runs.
 	waitFor("the second reminder's time to pass", func() bool { return time.Now().After(secondAt) })
 
-	g2 := xgStart(t, bin, dataDir)
+	g2 := xgStart(t, bin, dataDir, dbURL)
 	for _, c := range []*client.Client{e.alice, e.bob} {
 		c2 := client.New(g2.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 		name := "alice"
@@ -642,7 +645,7 @@ func testReminderAcrossRestart(t *testing.T, bin string) {
 	}
 	// Another restart sends nothing again.
 	g2.stop(t)
-	g3 := xgStart(t, bin, dataDir)
+	g3 := xgStart(t, bin, dataDir, dbURL)
 	c3 := client.New(g3.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := c3.Login(ctx, client.LoginRequest{Username: "alice", Password: "alice-password"}); err != nil {
 		t.Fatal(err)
@@ -661,7 +664,7 @@ func testReminderAcrossRestart(t *testing.T, bin string) {
 // ------------------------------------------------------ model scope, discovery
 
 func testModelScopeAndDiscovery(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir()))
+	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	hb, err := e.bot.Heartbeat(ctx, client.HeartbeatRequest{})
 	if err != nil {
@@ -740,5 +743,64 @@ func testModelScopeAndDiscovery(t *testing.T, bin string) {
 	cl, err := e.bot.Contacts(ctx)
 	if err != nil || len(cl.Contacts) != 6 { // admin, alice, bob, carol, bot, helper
 		t.Errorf("contacts = %+v, %v", cl, err)
+	}
+}
+
+// testRemindersWithReplicas runs three gateways on one PostgreSQL database
+// at once: every reminder goes out exactly once (SQLite allows only one
+// gateway per database, so there it is skipped).
+func testRemindersWithReplicas(t *testing.T, bin string) {
+	if !storetest.Postgres() {
+		t.Skip("replicas need PostgreSQL (AGENTMAIL_TEST_DATABASE=postgres)")
+	}
+	dbURL := storetest.DatabaseURL(t)
+	g1 := xgStart(t, bin, t.TempDir(), dbURL)
+	e := xgSetup(t, g1)
+	xgStart(t, bin, t.TempDir(), dbURL)
+	xgStart(t, bin, t.TempDir(), dbURL)
+	ctx := e.ctx
+	const n = 10
+	due := time.Now().Add(2 * time.Second)
+	for i := 0; i < n; i++ {
+		if _, err := e.alice.MeCreateSchedule(ctx, client.CreateScheduleRequest{Title: fmt.Sprintf("r%d", i),
+			EventTime: due.Add(time.Duration(i) * 100 * time.Millisecond).UTC().Format(time.RFC3339Nano), Recipients: "bob"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() map[string]int {
+		no := false
+		l, err := e.bob.MeInbox(ctx, client.InboxQuery{Status: "all", Limit: 100, MarkRead: &no})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, m := range l.Mails {
+			if m.MailType == client.MailTypeReminder {
+				out[m.Subject]++
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(xgWait)
+	for len(count()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("reminders after %s: %v", xgWait, count())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Every schedule is marked sent, so no later sweep can add a copy.
+	l, err := e.alice.MeListSchedules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.Schedules {
+		if s.SentAt == nil {
+			t.Errorf("schedule %s not marked sent", s.Title)
+		}
+	}
+	for subject, k := range count() {
+		if k != 1 {
+			t.Errorf("%s delivered %d times, want once", subject, k)
+		}
 	}
 }
