@@ -316,6 +316,12 @@ func (s *Service) SendDueReminders(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.sendReminders(ctx, rows)
+}
+
+// sendReminders sends the reminders of rows, read as due a moment ago; a
+// row another sweep claimed meanwhile is skipped.
+func (s *Service) sendReminders(ctx context.Context, rows []store.ScheduleRow) (int, error) {
 	sent := 0
 	for _, row := range rows {
 		var mailID string

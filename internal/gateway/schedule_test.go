@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -121,28 +120,17 @@ func TestReminderGoesOutOnceAtItsTime(t *testing.T) {
 		t.Fatalf("sent %d before the time", n)
 	}
 	e.clock.Set(time.Date(2026, 9, 2, 10, 50, 0, 0, time.UTC))
-	// Several sweepers at once (replicas): exactly one mail.
-	var wg sync.WaitGroup
-	total := make(chan int, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n, err := e.svc.SendDueReminders(e.ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			total <- n
-		}()
+	// Two replicas that both read the row as due before either wrote: the
+	// conditional claim lets only the first send.
+	stale, err := e.svc.Read().DueSchedules(e.ctx, e.clock.Now(), 10)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("due = %d, %v", len(stale), err)
 	}
-	wg.Wait()
-	close(total)
-	sum := 0
-	for n := range total {
-		sum += n
+	if n, err := e.svc.sendReminders(e.ctx, stale); err != nil || n != 1 {
+		t.Fatalf("first replica sent %d, %v", n, err)
 	}
-	if sum != 1 {
-		t.Fatalf("%d reminders sent by concurrent sweeps, want 1", sum)
+	if n, err := e.svc.sendReminders(e.ctx, stale); err != nil || n != 0 {
+		t.Fatalf("second replica with the same stale row sent %d, %v; want 0", n, err)
 	}
 	if n := e.countMails("mail_type = ?", client.MailTypeReminder); n != 1 {
 		t.Fatalf("%d reminder mails stored", n)
