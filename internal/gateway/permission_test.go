@@ -407,3 +407,39 @@ func TestPendingCountsComeFromTheHooks(t *testing.T) {
 		t.Errorf("pending in session = %d, want 1", n)
 	}
 }
+
+func TestConcurrentDecisionsFirstWinsByConstraint(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-race")
+	// Two deciders that both read the request as pending before either
+	// wrote: the primary key of the decision lets only the first through,
+	// and the loser's decision mail is rolled back with it.
+	stale, err := e.svc.Read().GetPermission(e.ctx, p.MailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func(who string, word string) error {
+		return e.svc.Write(e.ctx, func(tx *Tx) error {
+			_, err := e.svc.decideTx(e.ctx, tx, stale, decisionInput{word: word, decidedBy: who, via: DecidedViaAPI,
+				from: Party{Name: who, Kind: store.KindPerson}})
+			return err
+		})
+	}
+	if err := decide("alice", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := decide("bob", "deny"); err != errDecisionLost {
+		t.Fatalf("second decision err = %v, want errDecisionLost", err)
+	}
+	got, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
+	if !got.Approved || got.DecidedBy != "alice" {
+		t.Errorf("state = %+v", got)
+	}
+	if n := e.countMails("mail_type = ?", client.MailTypePermissionDecision); n != 1 {
+		t.Errorf("%d decision mails, want 1 (the loser's rolled back)", n)
+	}
+	if n := len(e.events("bot", client.EventPermissionDecision)); n != 1 {
+		t.Errorf("%d decision events, want 1", n)
+	}
+}
