@@ -14,7 +14,7 @@ import (
 )
 
 // wait is the generous deadline of every condition a test waits on.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 // timers is an injectable timer source: nothing fires until the test says
 // so, so no test depends on how fast the machine is.
