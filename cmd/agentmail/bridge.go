@@ -15,6 +15,8 @@ import (
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
 	"github.com/agentmail/agentmail/internal/bridge/claude"
+	"github.com/agentmail/agentmail/internal/bridge/opencode"
+	"github.com/agentmail/agentmail/internal/bridge/pi"
 )
 
 // bridgePlatform is one entry of the platform registry: the executable's
@@ -28,7 +30,9 @@ type bridgePlatform struct {
 // bridgePlatforms maps --platform names to adapters. Adding a platform is
 // one line here.
 var bridgePlatforms = map[string]bridgePlatform{
-	claude.Name: {command: "claude", adapter: func() bridge.Adapter { return claude.New(claude.Options{}) }},
+	claude.Name:   {command: "claude", adapter: func() bridge.Adapter { return claude.New(claude.Options{}) }},
+	opencode.Name: {command: "opencode", adapter: func() bridge.Adapter { return opencode.New(opencode.Options{}) }},
+	pi.Name:       {command: "pi", adapter: func() bridge.Adapter { return pi.New(pi.Options{}) }},
 }
 
 // platformNames lists the registered platforms, sorted.
