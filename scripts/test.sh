@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of AgentMail: formatting, vet, the Go suite with the race
 # detector (unit, HTTP, end-to-end tests over the real binary and the real
-# agent platforms), and the web page's unit and browser tests.
+# agent platforms), the packages that touch the database once more on
+# PostgreSQL, and the web page's unit and browser tests.
+# AGENTMAIL_SKIP_POSTGRES=1 leaves out the PostgreSQL run (CI never does).
 # Installs what is missing first (scripts/deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,21 @@ go vet ./...
 
 echo "== go test (SQLite)"
 go test -race -count=1 -timeout 40m ./...
+
+if [ "${AGENTMAIL_SKIP_POSTGRES:-0}" != 1 ] || [ "${CI:-}" = true ]; then
+  # The same tests of the packages that touch the database, on a throwaway
+  # PostgreSQL cluster on loopback (scripts/pg.sh): each test gets its own
+  # scratch database (internal/store/storetest), started gateways get a
+  # DATABASE_URL, and the replica tests (internal/e2e/replicas_test.go) run.
+  # No -race here: the race run above covers the same code, and CI time is
+  # shared with the browser tests.
+  echo "== go test (PostgreSQL)"
+  pg_url=$(scripts/pg.sh start)
+  trap 'scripts/pg.sh stop' EXIT
+  AGENTMAIL_TEST_DATABASE=postgres AGENTMAIL_TEST_POSTGRES_URL="$pg_url" \
+    go test -count=1 -timeout 30m ./internal/store/... ./internal/events/... ./internal/gateway/... \
+      ./internal/httpapi/... ./internal/e2e/...
+fi
 
 if [ -f web/package.json ]; then
   echo "== web unit tests"

@@ -138,6 +138,7 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		}
 		out.EventIDs[r.Name] = id
 	}
+	tx.mailTypes = append(tx.mailTypes, m.MailType)
 	return out, nil
 }
 

@@ -96,6 +96,9 @@ type Service struct {
 	Hooks  Hooks
 	// Notifier is woken after commits that wrote events; may be nil.
 	Notifier Notifier
+	// MailsCommitted, when set, is told the mail_type of every mail a
+	// transaction stored, once it has committed (the mails-sent metric).
+	MailsCommitted func(mailTypes []string)
 }
 
 // New builds a Service with defaults filled in and registered extensions
@@ -126,6 +129,8 @@ type Tx struct {
 	Svc    *Service
 	Now    time.Time
 	events int
+	// mailTypes lists the mails CreateMailTx stored in this transaction.
+	mailTypes []string
 }
 
 // Write runs fn in one transaction. Nothing is kept when fn fails; when it
@@ -133,14 +138,18 @@ type Tx struct {
 // Errors that are not *Error become 500s at the HTTP layer.
 func (s *Service) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	var events int
+	var mailTypes []string
 	err := s.Store.Write(ctx, func(q *store.Q) error {
 		tx := &Tx{Q: q, Svc: s, Now: s.Now()}
 		err := fn(tx)
-		events = tx.events
+		events, mailTypes = tx.events, tx.mailTypes
 		return err
 	})
 	if err == nil && events > 0 && s.Notifier != nil {
 		s.Notifier.Notify()
+	}
+	if err == nil && len(mailTypes) > 0 && s.MailsCommitted != nil {
+		s.MailsCommitted(mailTypes)
 	}
 	return err
 }

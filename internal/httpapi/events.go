@@ -49,6 +49,9 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 
 	write := func(e events.Event) error {
 		_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data)
+		if err == nil {
+			s.EventSent() // metrics.go
+		}
 		return err
 	}
 	if last >= 0 && last < sub.From {

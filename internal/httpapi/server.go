@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,9 @@ type Server struct {
 	streams chan struct{}
 	// extras holds the attachment store and sweeps (admin_extra.go).
 	extras *extras
+	// met is built once by metrics() (metrics.go).
+	metOnce sync.Once
+	met     *metrics
 }
 
 // New builds a Server. The hub must be started by the caller.
@@ -72,6 +76,7 @@ func (s *Server) Drain() {
 // match no route answer a JSON 404; every other path goes to the web page.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
+	r.Use(s.observe) // metrics.go: requests by route and status
 	r.Use(s.recoverer)
 	for _, rt := range RouteTable() {
 		r.Method(rt.Method, rt.Path, s.wrap(rt))

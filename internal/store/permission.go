@@ -172,6 +172,15 @@ func (q *Q) CountPendingPermissionsFor(ctx context.Context, person string) (int,
 	return n, err
 }
 
+// CountPendingPermissions counts every undecided request (the
+// agentmail_permission_requests_pending metric).
+func (q *Q) CountPendingPermissions(ctx context.Context) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM permission_requests p
+		WHERE NOT EXISTS (SELECT 1 FROM permission_decisions d WHERE d.mail_id = p.mail_id)`).Scan(&n)
+	return n, err
+}
+
 // CountPendingPermissionsInSession counts the undecided requests of a session.
 func (q *Q) CountPendingPermissionsInSession(ctx context.Context, sessionID string) (int, error) {
 	var n int

@@ -163,3 +163,42 @@ func redactURL(raw string) string {
 	}
 	return u.Redacted()
 }
+
+// SQLitePath answers the SQLite file that Options select (the data
+// directory's agentmail.db, or the sqlite:// / file: DATABASE_URL), or an
+// error when DATABASE_URL names PostgreSQL. `agentmail backup` uses it to
+// reach the file of a running gateway without taking its lock.
+func SQLitePath(opt Options) (string, error) {
+	if IsPostgresURL(opt.DatabaseURL) {
+		return "", fmt.Errorf("store: DATABASE_URL names PostgreSQL, not a SQLite file")
+	}
+	return sqlitePath(opt)
+}
+
+// PostgresDumpCommand answers the documented backup command for a
+// PostgreSQL DATABASE_URL: pg_dump in its custom format (restore with
+// pg_restore, docs/OPERATIONS.md), with the password left out of the
+// command line (give it through PGPASSWORD or ~/.pgpass). The pool
+// parameters, which pg_dump would not understand, are removed.
+func PostgresDumpCommand(databaseURL, out string) (string, error) {
+	dsn, _, err := ParsePostgresURL(databaseURL)
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", err
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	return "pg_dump --format=custom --no-owner --file " + shellQuote(out) + " " + shellQuote(u.String()), nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
