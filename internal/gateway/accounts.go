@@ -79,6 +79,13 @@ func (s *Service) BootstrapAdmin(ctx context.Context, username, password string)
 	}
 	_, err = s.CreateUser(ctx, client.CreateUserRequest{Username: username, Password: password, Role: RoleAdmin})
 	if err != nil {
+		// Another replica starting on the same database at the same moment
+		// created the first admin: there is nothing left to do.
+		if e := AsError(err); e != nil && e.Code == "name_taken" {
+			if n, cerr := s.Read().CountUsers(ctx); cerr == nil && n > 0 {
+				return false, "", nil
+			}
+		}
 		return false, "", err
 	}
 	return true, generated, nil
