@@ -5,7 +5,9 @@
 # Steps: build the binary (the web page is embedded), run the tests unless
 # SKIP_TESTS=1, install /usr/local/bin/agentmail, create the agentmail user,
 # write /etc/agentmail/gateway.env with a random admin password (printed
-# once), and enable the units.
+# once), and enable and (re)start the units. Running it again upgrades: the
+# new binary is installed and the running services are restarted onto it;
+# existing env files are kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 1; }
@@ -14,9 +16,11 @@ command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   go vet ./... && go test ./...
 fi
-go build -trimpath -o /usr/local/bin/agentmail ./cmd/agentmail
+# Build beside the target and rename: a running service keeps its old file.
+go build -trimpath -o /usr/local/bin/agentmail.new ./cmd/agentmail
+mv -f /usr/local/bin/agentmail.new /usr/local/bin/agentmail
 
-id agentmail >/dev/null 2>&1 || useradd --system --home-dir /var/lib/agentmail --create-home --shell /usr/sbin/nologin agentmail
+id agentmail >/dev/null 2>&1 || useradd --system --user-group --home-dir /var/lib/agentmail --create-home --shell /usr/sbin/nologin agentmail
 install -d -o agentmail -g agentmail -m 0750 /var/lib/agentmail /var/lib/agentmail/data
 install -d -m 0750 /etc/agentmail
 
@@ -35,7 +39,9 @@ fi
 install -m 0644 deploy/agentmail.service /etc/systemd/system/agentmail.service
 install -m 0644 deploy/agentmail-bridge@.service /etc/systemd/system/agentmail-bridge@.service
 systemctl daemon-reload
-systemctl enable --now agentmail.service
+# enable --now would leave an already running gateway on the old binary.
+systemctl enable agentmail.service
+systemctl restart agentmail.service
 
 for platform in "$@"; do
   env=/etc/agentmail/bridge-$platform.env
@@ -49,6 +55,7 @@ AGENTMAIL_FALLBACK_DIR=/var/lib/agentmail
 AGENTMAIL_PERMISSION_MODE=workspace
 ENV
   fi
-  systemctl enable --now "agentmail-bridge@$platform.service"
+  systemctl enable "agentmail-bridge@$platform.service"
+  systemctl restart "agentmail-bridge@$platform.service"
 done
 echo "install.sh: done; open http://127.0.0.1:8180"

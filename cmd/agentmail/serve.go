@@ -30,9 +30,11 @@ var serveCmd = &cobra.Command{
 
 Environment (flags win): AGENTMAIL_ADDR (default 127.0.0.1:8180), AGENTMAIL_DATA_DIR
 (default ./data; the SQLite database is agentmail.db there), DATABASE_URL
-(sqlite:///path/to/file.db), ADMIN_USER and ADMIN_PASSWORD (create the first admin
-on first start; without a password one is generated and printed once).
-A second gateway on the same database refuses to start.`,
+(sqlite:///path/to/file.db, or postgres://user:pass@host:5432/agentmail for PostgreSQL),
+ADMIN_USER and ADMIN_PASSWORD (create the first admin on first start; without a
+password one is generated and printed once).
+A second gateway on the same SQLite database refuses to start; on PostgreSQL any
+number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		lvl := slog.LevelInfo
@@ -75,7 +77,7 @@ func init() {
 	f := serveCmd.Flags()
 	f.StringVar(&serveFlags.addr, "addr", serveEnv("AGENTMAIL_ADDR", "127.0.0.1:8180"), "listen address (AGENTMAIL_ADDR)")
 	f.StringVar(&serveFlags.dataDir, "data-dir", serveEnv("AGENTMAIL_DATA_DIR", "./data"), "data directory (AGENTMAIL_DATA_DIR)")
-	f.StringVar(&serveFlags.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "sqlite:///path (DATABASE_URL); empty: <data-dir>/agentmail.db")
+	f.StringVar(&serveFlags.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "sqlite:///path or postgres://... (DATABASE_URL); empty: <data-dir>/agentmail.db")
 	f.StringVar(&serveFlags.adminUser, "admin-user", serveEnv("ADMIN_USER", "admin"), "first admin's name (ADMIN_USER)")
 	f.StringVar(&serveFlags.adminPassword, "admin-password", os.Getenv("ADMIN_PASSWORD"), "first admin's password (ADMIN_PASSWORD); empty: generated and printed once")
 	f.StringVar(&serveFlags.logLevel, "log-level", serveEnv("AGENTMAIL_LOG_LEVEL", "info"), "debug, info, warn or error")
