@@ -103,7 +103,8 @@ func newClaudeRig(t *testing.T, rules ...fakemodel.Rule) *claudeRig {
 
 // issueAgentKeyWithCurlShape sends exactly the request of the README's curl
 // line: a JSON body with agent_name and lifecycle, the admin's user key as
-// Bearer token, no cookie and no CSRF token. It returns the generated token.
+// Bearer token, curl's default content type for -d, no cookie and no CSRF
+// token. It returns the generated token.
 func issueAgentKeyWithCurlShape(t *testing.T, gatewayURL, userKey, agent string) string {
 	t.Helper()
 	body := fmt.Sprintf(`{"agent_name":%q,"lifecycle":"permanent"}`, agent)
@@ -112,7 +113,7 @@ func issueAgentKeyWithCurlShape(t *testing.T, gatewayURL, userKey, agent string)
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+userKey)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded") // what curl -d sends
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST /api/v1/admin/agent-keys: %v", err)
