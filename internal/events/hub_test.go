@@ -6,16 +6,12 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/internal/store"
+	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
 }
 
 func appendEvent(t *testing.T, st *store.Store, recipient string) int64 {
