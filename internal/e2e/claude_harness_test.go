@@ -286,6 +286,27 @@ func (r *claudeRig) session(id string) *client.Session {
 	return s
 }
 
+// waitRun waits until the session holds a run for the mail in state and
+// returns it (the run card of seed 004).
+func (r *claudeRig) waitRun(sessionID, mailID, state string) client.Run {
+	r.t.Helper()
+	var found client.Run
+	r.waitFor("a "+state+" run of mail "+mailID, func() bool {
+		l, err := r.admin.MeSessionRuns(context.Background(), sessionID)
+		if err != nil {
+			r.t.Fatalf("runs of session %s: %v", sessionID, err)
+		}
+		for _, run := range l.Runs {
+			if run.MailID == mailID && run.State == state {
+				found = run
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
 // claudeReplyFrom matches the agent's mails in answer to mailID of one mail type.
 func claudeReplyFrom(mailID, mailType string) func(client.Mail) bool {
 	return func(m client.Mail) bool {

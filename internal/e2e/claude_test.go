@@ -100,6 +100,11 @@ func TestClaudeCodeAnswersMail(t *testing.T) {
 	if path == "" || !strings.Contains(text, `"cwd":"`+dir1+`"`) {
 		t.Errorf("Claude Code's transcript of %s (%q) does not record the cwd %s", s1.PlatformSessionID, path, dir1)
 	}
+	// The turn is a run backed by the claude process's facts (seed 004).
+	run := r.waitRun(alpha.SessionID, alpha.MailID, client.RunFinished)
+	if run.PID <= 0 || run.ExitCode == nil || *run.ExitCode != 0 || run.BytesRead == 0 {
+		t.Errorf("run of [alpha] = %+v, want the process's pid, exit code 0 and bytes read", run)
+	}
 	// The relay key is the model's message id (B-5.2): replaying it is a duplicate.
 	alphaReqs := r.requestsFor(alpha.MailID)
 	lastID := alphaReqs[len(alphaReqs)-1].ResponseID
@@ -218,6 +223,9 @@ func TestClaudeCodeAnswersMail(t *testing.T) {
 	if n := len(r.matching(claudeReplyFrom(epsilon.MailID, client.MailTypeNormal))); n != 1 {
 		t.Errorf("[epsilon] got %d replies, want exactly 1", n)
 	}
+	if runs, err := r.admin.MeSessionRuns(ctx, epsilon.SessionID); err != nil || len(runs.Runs) != 1 || runs.Runs[0].MailID != epsilon.MailID {
+		t.Errorf("runs of [epsilon]'s session = %+v, %v; want exactly one", runs, err)
+	}
 	for _, m := range []*client.SendMailResponse{alpha, beta, gamma, delta} {
 		if n := len(r.turnsFor(m.MailID)); n != 1 {
 			t.Errorf("mail %s ran %d turns after the restarts, want 1", m.MailID, n)
@@ -231,6 +239,9 @@ func TestClaudeCodeAnswersMail(t *testing.T) {
 	if fail.Relay != client.RelaySummary || !strings.Contains(fail.Subject, "[zeta] on a broken model") ||
 		!strings.Contains(fail.Body, "anthropic/"+brokenModel) || !strings.Contains(fail.Body, brokenModel+" is not available on this server") {
 		t.Errorf("failure mail = relay %q subject %q body:\n%s\nwant a summary relay naming the route and the model's error", fail.Relay, fail.Subject, fail.Body)
+	}
+	if run := r.waitRun(zeta.SessionID, zeta.MailID, client.RunFailed); !strings.Contains(run.Error, brokenModel+" is not available") || run.Model != "anthropic/"+brokenModel {
+		t.Errorf("run of [zeta] = %+v, want failed on anthropic/%s with the model's error", run, brokenModel)
 	}
 	zetaReqs := r.requestsFor(zeta.MailID)
 	if len(zetaReqs) == 0 {
