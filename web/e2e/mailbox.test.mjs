@@ -21,6 +21,8 @@ let work, gw, browser, wide, page, admin, agent, ws, shots
 let firstMailId, sessionId, permMailId
 
 async function shot(p, name) {
+  // Toasts come and go; they are not part of the screen being shown.
+  await p.evaluate(() => document.querySelectorAll('[data-testid="toast"]').forEach((e) => e.remove()))
   await p.screenshot({ path: join(shots, name), fullPage: false, animations: 'disabled' })
 }
 
@@ -189,14 +191,32 @@ describe('web page against a real gateway', () => {
     await waitFor(async () => (await badge.innerText()) === '0/5', { what: 'badge 0/5' })
   })
 
-  test('open the conversation tree', async () => {
+  test('open the conversation tree, loading earlier mails on scroll', async () => {
     await page.getByTestId('tree-open').click()
     await page.getByTestId('tree').waitFor()
-    await waitFor(async () => (await page.getByTestId('tree-node').count()) >= 3, { what: 'tree nodes' })
+    await waitFor(async () => (await page.getByTestId('tree-node').count()) >= 2, { what: 'tree nodes' })
     assert.equal(await page.locator('[data-testid="tree-node"][data-focus="true"]').count(), 1)
     await shot(page, 'tree-1280.png')
     await page.getByTestId('tree-close').click()
     await page.getByTestId('conv-scroll').waitFor()
+
+    // A long thread: the nodes near the mail come first, earlier ones on scrolling up.
+    let sent = await admin.post('/me/mail/send', { to: `pi@${ws}.new`, subject: 'Long thread', body: 'message 0' })
+    const longSession = sent.session_id
+    for (let i = 1; i <= 30; i++) {
+      sent = await admin.post('/me/mail/send', { to: `pi@${ws}`, subject: 'Long thread', body: `message ${i}`, reply_to: sent.mail_id })
+    }
+    assert.equal(sent.session_id, longSession, 'replies stay in the session')
+    await page.goto(`${gw.url}/inbox/${longSession}?tree=${sent.mail_id}`)
+    await page.getByTestId('tree').waitFor()
+    await page.getByTestId('tree-node').first().waitFor()
+    const firstCount = await page.getByTestId('tree-node').count()
+    assert.ok(firstCount < 31, `first page is partial (${firstCount} of 31)`)
+    assert.equal(await page.locator('[data-testid="tree-node"][data-focus="true"]').count(), 1)
+    await page.getByTestId('tree').evaluate((el) => (el.scrollTop = 0))
+    await waitFor(async () => (await page.getByTestId('tree-node').count()) === 31, { what: 'all 31 nodes after scrolling up' })
+    await page.goto(`${gw.url}/inbox/${sessionId}`)
+    await page.getByTestId('conversation').waitFor()
   })
 
   test('upload and download an attachment', async () => {

@@ -26,6 +26,8 @@ interface AppState {
   counts: Counts
   refreshCounts: () => void
   live: LiveState
+  /** announce tells listeners about a change this page made itself (the stream only carries others' doings). */
+  announce: (e: LiveEvent) => void
   /** subscribe registers a listener for live events; returns the unsubscribe. */
   subscribe: (fn: (e: LiveEvent) => void) => () => void
   compose: ComposeInit | null
@@ -126,6 +128,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       counts,
       refreshCounts,
       live,
+      announce: emit,
       subscribe,
       compose,
       openCompose: setCompose,
@@ -139,7 +142,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       setHelpOpen,
       logout,
     }),
-    [me, counts, refreshCounts, live, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
+    [me, counts, refreshCounts, live, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
   )
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>
 }

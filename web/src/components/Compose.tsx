@@ -50,7 +50,7 @@ export function initialFields(init: ComposeInit, me: string): { to: string; cc: 
  */
 export function ComposeDialog({ init }: { init: ComposeInit }) {
   const { t } = useI18n()
-  const { me, closeCompose, notify, refreshCounts } = useApp()
+  const { me, closeCompose, notify, refreshCounts, announce } = useApp()
   const first = useMemo(() => initialFields(init, me.username), [init, me.username])
   const [to, setTo] = useState(first.to)
   const [cc, setCc] = useState(first.cc)
@@ -111,6 +111,7 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
           })
       notify(t('compose.sent', { address: to.trim() }))
       refreshCounts()
+      announce({ name: 'session_updated', data: { session_id: res.session_id } })
       closeCompose()
       if (res.session_id) navigate(`/inbox/${encodeURIComponent(res.session_id)}`)
     } catch (e) {

@@ -131,8 +131,14 @@ export function Modal({
   useEffect(() => {
     const prev = document.activeElement as HTMLElement | null
     const el = ref.current
-    const first = el?.querySelector<HTMLElement>('[autofocus], input, textarea, select, button')
-    first?.focus()
+    // Focus the first field of the body (not the close button), unless
+    // something inside the dialog already has focus (autoFocus, or a fast typist).
+    if (el && !el.contains(document.activeElement)) {
+      const first =
+        el.querySelector<HTMLElement>('[data-body] input:not([type="hidden"]):not(.sr-only), [data-body] textarea, [data-body] select') ??
+        el.querySelector<HTMLElement>('button')
+      first?.focus()
+    }
     return () => prev?.focus?.()
   }, [])
   const onKey = (e: React.KeyboardEvent) => {
@@ -182,7 +188,9 @@ export function Modal({
             <Icon name="close" />
           </IconButton>
         </div>
-        <div className="min-h-0 flex-1 overflow-y-auto">{children}</div>
+        <div className="min-h-0 flex-1 overflow-y-auto" data-body>
+          {children}
+        </div>
       </div>
     </div>
   )

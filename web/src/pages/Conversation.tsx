@@ -119,6 +119,13 @@ export function Conversation({
     }
   }, [actions, target, openCompose])
 
+  // The tree opens around the focused mail, else the latest ordinary mail
+  // (permission requests start threads of their own).
+  const treeTarget = (): Mail | undefined =>
+    (focusMail && mails.find((m) => m.mail_id === focusMail)) ||
+    [...mails].reverse().find((m) => m.mail_type === 'normal') ||
+    mails[mails.length - 1]
+
   const firstPending = mails.find((m) => m.permission?.status === 'pending')?.mail_id
   const registerDecide = useCallback((fn: ((d: Decision) => void) | null) => {
     decideRef.current = fn
@@ -177,7 +184,7 @@ export function Conversation({
               {t('conv.treeClose')}
             </Button>
           ) : (
-            <IconButton label={t('conv.tree')} onClick={() => { const m = target(); if (m) navigate(treePath(m.mail_id)) }} data-testid="tree-open">
+            <IconButton label={t('conv.tree')} onClick={() => { const m = treeTarget(); if (m) navigate(treePath(m.mail_id)) }} data-testid="tree-open">
               <Icon name="tree" />
             </IconButton>
           )}
