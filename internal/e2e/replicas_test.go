@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -254,7 +258,68 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 		t.Fatalf("the replicas logged %d reminder sends for two reminders, want 2\nA:\n%s\nB:\n%s", sentBy, a.logs(), b.logs())
 	}
 
-	// Both replicas stop cleanly on SIGTERM.
-	a.stop()
+	// Behind a load balancer, a replica that shuts down ends its streams
+	// cleanly; the agent reconnects through the balancer to the other one
+	// with Last-Event-ID and misses nothing.
+	resumed.Close()
+	lb := failoverBalancer(t, a.url, b.url)
+	viaLB := client.New(lb, client.WithHTTPClient(httpc), client.WithToken(agentKey))
+	failover, err := viaLB.Stream(ctx, client.StreamOptions{LastEventID: lastID, Reconnect: true, MinBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer failover.Close()
+	for _, want := range append(missed, live.MailID) {
+		if _, got := replicaMailEvent(t, failover); got != want {
+			t.Fatalf("through the balancer: got mail %s, want %s", got, want)
+		}
+	}
+	a.stop() // SIGTERM: exits 0 after closing the stream
+	during, err := personB.MeSend(ctx, client.SendMailRequest{To: "dsh@" + ws, Subject: "while A stops", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, got := replicaMailEvent(t, failover); got != during.MailID {
+		t.Fatalf("after A stopped: got mail %s, want %s sent through B", got, during.MailID)
+	}
 	b.stop()
 }
+
+// failoverBalancer is a minimal load balancer in front of the replicas:
+// each request goes to the first backend that accepts the connection, in
+// the order given; responses are streamed through unbuffered.
+func failoverBalancer(t *testing.T, backends ...string) string {
+	t.Helper()
+	var targets []*url.URL
+	for _, b := range backends {
+		u, err := url.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, u)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(targets[0]) },
+		FlushInterval: -1,
+		Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			var last error
+			for _, u := range targets {
+				r := req.Clone(req.Context())
+				r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, u.Host
+				resp, err := http.DefaultTransport.RoundTrip(r)
+				if err == nil {
+					return resp, nil
+				}
+				last = err
+			}
+			return nil, last
+		}),
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
