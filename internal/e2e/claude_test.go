@@ -193,7 +193,10 @@ func TestClaudeCodeAnswersMail(t *testing.T) {
 	}
 
 	// 7. A mail written while the bridge is down is caught up after the
-	// restart, exactly once.
+	// restart, exactly once. Every earlier turn has finished its run first,
+	// so the stop interrupts nothing.
+	r.waitRun(gamma.SessionID, gamma.MailID, client.RunFinished)
+	r.waitRun(delta.SessionID, delta.MailID, client.RunFinished)
 	bridge1.stop(t)
 	dir4 := claudeWorkspace(t, "offline")
 	epsilon := r.send("claude@"+dir4+".new", "[epsilon] while you were away", "Written while the bridge was down.")
