@@ -93,6 +93,17 @@ export function Conversation({
     if (id) requestAnimationFrame(() => document.getElementById(`mail-${id}`)?.scrollIntoView({ block: focusMail ? 'center' : 'end' }))
   }, [loaded, focusMail, mails, treeMail])
 
+  // A mail that arrives while the conversation is open is brought into view.
+  const seen = useRef(0)
+  useEffect(() => {
+    const n = mails.length
+    if (seen.current > 0 && n > seen.current && !treeMail) {
+      const id = mails[n - 1].mail_id
+      requestAnimationFrame(() => document.getElementById(`mail-${id}`)?.scrollIntoView({ block: 'nearest', behavior: 'smooth' }))
+    }
+    seen.current = n
+  }, [mails, treeMail])
+
   const target = useCallback((): Mail | undefined => {
     if (focusMail) return mails.find((m) => m.mail_id === focusMail) ?? mails[mails.length - 1]
     return mails[mails.length - 1]
