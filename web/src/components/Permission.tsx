@@ -5,6 +5,7 @@ import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 import { errorText, useApp } from '../state'
 import { Button, inputClass } from './ui'
+import { Markdown } from './Markdown'
 
 export type Decision = 'approve' | 'always' | 'deny'
 
@@ -18,8 +19,11 @@ export function PermissionCard({
   onDecided,
   active,
   register,
+  body,
 }: {
   permission: Permission
+  /** The request mail's Markdown body (tool, arguments, scope), shown as details. */
+  body?: string
   onDecided?: (p: Permission) => void
   /** active cards answer y / n. */
   active?: boolean
@@ -93,7 +97,7 @@ export function PermissionCard({
           {statusLabel}
         </span>
       </header>
-      <p className="mb-2 whitespace-pre-wrap break-words text-sm font-medium text-slate-900">{p.question}</p>
+      <Markdown source={p.question} className="mb-2 text-sm font-medium text-slate-900" />
       {(p.tool || p.context) && (
         <dl className="mb-2 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-xs">
           {p.tool && (
@@ -111,6 +115,14 @@ export function PermissionCard({
             </>
           )}
         </dl>
+      )}
+      {body && (
+        <details className="mb-2 text-xs" open={!p.context}>
+          <summary className="cursor-pointer text-slate-600">{t('perm.arguments')}</summary>
+          <div className="mt-1 max-h-60 overflow-auto rounded bg-white/70 p-2">
+            <Markdown source={body} className="text-xs" />
+          </div>
+        </details>
       )}
       {pending ? (
         <div className="flex flex-col gap-2">

@@ -137,6 +137,7 @@ export const en = {
   'perm.from': '{agent} asks for permission',
   'perm.tool': 'Tool',
   'perm.context': 'Details',
+  'perm.arguments': 'Tool call as the agent sent it',
   'perm.approve': 'Approve',
   'perm.always': 'Always',
   'perm.deny': 'Deny',
@@ -157,7 +158,7 @@ export const en = {
 
   'waiting.title': 'Waiting for you',
   'waiting.empty': 'Nothing is waiting for you.',
-  'waiting.count': '{count} permission requests waiting',
+  'waiting.count': 'Permission requests waiting: {count}',
 
   'compose.title': 'New mail',
   'compose.titleReply': 'Reply',

@@ -136,6 +136,7 @@ export const zh: Record<MsgKey, string> = {
   'perm.from': '{agent} 请求权限',
   'perm.tool': '工具',
   'perm.context': '详情',
+  'perm.arguments': 'Agent 发来的工具调用原文',
   'perm.approve': '同意',
   'perm.always': '一直同意',
   'perm.deny': '拒绝',
@@ -156,7 +157,7 @@ export const zh: Record<MsgKey, string> = {
 
   'waiting.title': '待你处理',
   'waiting.empty': '没有待你处理的事项。',
-  'waiting.count': '{count} 个权限请求待处理',
+  'waiting.count': '待处理的权限请求：{count}',
 
   'compose.title': '写邮件',
   'compose.titleReply': '回复',

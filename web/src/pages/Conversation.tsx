@@ -327,7 +327,7 @@ function MailItem({
         </div>
       </header>
       {m.permission ? (
-        <PermissionCard permission={m.permission} active={activePermission} register={activePermission ? registerDecide : undefined} onDecided={onDecided} />
+        <PermissionCard permission={m.permission} body={m.body} active={activePermission} register={activePermission ? registerDecide : undefined} onDecided={onDecided} />
       ) : (
         <Markdown source={m.body} className="text-sm text-slate-800" />
       )}
