@@ -35,8 +35,10 @@ var errDuplicateRelay = errors.New("duplicate relay")
 // sendSpec is a parsed send or forward.
 type sendSpec struct {
 	to            address.Address
+	toKind        string // resolved before the transaction
 	toRaw         string
 	cc            []address.Address
+	ccKinds       []string
 	subject       string
 	body          string
 	replyTo       string // reply: the session follows the replied mail unless the address names one
@@ -190,8 +192,20 @@ func (s *Service) resolveName(ctx context.Context, q *store.Q, a address.Address
 }
 
 func (s *Service) send(ctx context.Context, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
+	// Names are claimed for good, so their kinds are read before the write
+	// transaction, off the single writer.
+	var err error
+	if spec.toKind, err = s.resolveName(ctx, s.Read(), spec.to, "to"); err != nil {
+		return nil, err
+	}
+	spec.ccKinds = make([]string, len(spec.cc))
+	for i, a := range spec.cc {
+		if spec.ccKinds[i], err = s.resolveName(ctx, s.Read(), a, "cc"); err != nil {
+			return nil, err
+		}
+	}
 	var resp *client.SendMailResponse
-	err := s.Write(ctx, func(tx *Tx) error {
+	err = s.Write(ctx, func(tx *Tx) error {
 		var err error
 		resp, err = s.sendTx(ctx, tx, p, spec)
 		return err
@@ -257,23 +271,17 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		}
 		parent = &v
 	}
-	toKind, err := s.resolveName(ctx, tx.Q, spec.to, "to")
-	if err != nil {
-		return nil, err
-	}
+	var err error
+	toKind := spec.toKind
 	if toKind == store.KindPerson {
 		spec.to.Path = "" // people have no workspace
 	}
 	targets := []target{{addr: spec.to, kind: toKind, role: "to"}}
-	for _, a := range spec.cc {
-		k, err := s.resolveName(ctx, tx.Q, a, "cc")
-		if err != nil {
-			return nil, err
-		}
-		if k == store.KindPerson {
+	for i, a := range spec.cc {
+		if spec.ccKinds[i] == store.KindPerson {
 			a.Path = ""
 		}
-		targets = append(targets, target{addr: a, kind: k, role: "cc"})
+		targets = append(targets, target{addr: a, kind: spec.ccKinds[i], role: "cc"})
 	}
 
 	// Choose the session.

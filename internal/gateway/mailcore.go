@@ -87,18 +87,15 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 			continue // the same name twice (to and cc): one copy, the first role
 		}
 		seen[r.Name] = true
-		if err := tx.AddParticipant(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
-			Workspace: r.Workspace, JoinedAt: now, LastActivity: now}); err != nil {
-			return nil, err
-		}
 		// The participant may have joined earlier at another path; its own
 		// path in the session is the one stored.
-		p, err := tx.Participant(ctx, sess.SessionID, r.Name)
+		ws, err := tx.JoinSession(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
+			Workspace: r.Workspace, JoinedAt: now, LastActivity: now})
 		if err != nil {
 			return nil, err
 		}
 		rr := store.RecipientRow{MailID: m.MailID, Name: r.Name, Kind: r.Kind, Role: r.Role,
-			Address: address.Format(r.Name, p.Workspace, sess.Alias), Workspace: p.Workspace, Position: i}
+			Address: address.Format(r.Name, ws, sess.Alias), Workspace: ws, Position: i}
 		if err := tx.InsertRecipient(ctx, rr); err != nil {
 			return nil, err
 		}

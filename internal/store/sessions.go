@@ -152,12 +152,22 @@ type ParticipantRow struct {
 // AddParticipant adds name to the session or, when already there, moves
 // its last activity (and fills its workspace if it had none).
 func (q *Q) AddParticipant(ctx context.Context, p ParticipantRow) error {
-	_, err := q.Exec(ctx, `INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity)
+	_, err := q.JoinSession(ctx, p)
+	return err
+}
+
+// JoinSession is AddParticipant answering the participant's workspace in
+// the session after the change (its own path, which an earlier join may
+// have set).
+func (q *Q) JoinSession(ctx context.Context, p ParticipantRow) (string, error) {
+	var ws string
+	err := q.QueryRow(ctx, `INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, name) DO UPDATE SET last_activity = excluded.last_activity,
-		workspace = CASE WHEN session_participants.workspace = '' THEN excluded.workspace ELSE session_participants.workspace END`,
-		p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity))
-	return err
+		workspace = CASE WHEN session_participants.workspace = '' THEN excluded.workspace ELSE session_participants.workspace END
+		RETURNING workspace`,
+		p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity)).Scan(&ws)
+	return ws, err
 }
 
 // Participants answers a session's members in joining order.

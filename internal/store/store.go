@@ -42,8 +42,12 @@ type Store struct {
 	reader  *sql.DB
 	lock    *os.File
 	path    string // SQLite file path, "" for PostgreSQL
-	pgURL   string // PostgreSQL connection URL, "" for SQLite (postgres.go)
-	closeMu sync.Once
+	// Statement caches of the SQLite writer and reader pools (nil for
+	// PostgreSQL, whose driver caches statements itself).
+	wstmts, rstmts *stmtCache
+	batch          writeBatcher
+	pgURL          string // PostgreSQL connection URL, "" for SQLite (postgres.go)
+	closeMu        sync.Once
 }
 
 // Options configures Open.
@@ -83,7 +87,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	s := &Store{dialect: SQLite{}, lock: lock, path: path}
 	dsn := func(extra string) string {
 		return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_time_format=sqlite" + extra
+			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_time_format=sqlite" + extra
 	}
 	s.writer, err = sql.Open("sqlite", dsn("&_txlock=immediate"))
 	if err != nil {
@@ -104,6 +108,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	}
 	s.reader.SetMaxOpenConns(n)
 	s.reader.SetMaxIdleConns(n)
+	s.wstmts, s.rstmts = newStmtCache(s.writer, true), newStmtCache(s.reader, false)
 	if err := s.writer.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -167,6 +172,9 @@ func takeLock(path string) (*os.File, error) {
 func (s *Store) Close() error {
 	var err error
 	s.closeMu.Do(func() {
+		s.batch.stop()
+		s.wstmts.close()
+		s.rstmts.close()
 		if s.reader != nil {
 			err = errors.Join(err, s.reader.Close())
 		}
@@ -195,43 +203,16 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Read answers a query handle on the reader pool. Use it for reads outside
 // a transaction; it must not write.
-func (s *Store) Read() *Q { return &Q{db: s.reader, d: s.dialect} }
+func (s *Store) Read() *Q { return &Q{db: s.reader, d: s.dialect, stmts: s.rstmts} }
 
-// Write runs fn in one write transaction and commits when it returns nil;
-// any error (or panic) rolls everything back, so a failed request leaves
-// nothing half-written (W-9).
-func (s *Store) Write(ctx context.Context, fn func(q *Q) error) (err error) {
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	if l := s.dialect.WriteLock(); l != "" {
-		if _, err = tx.ExecContext(ctx, l); err != nil {
-			return fmt.Errorf("store: write lock: %w", err)
-		}
-	}
-	q := &Q{db: tx, d: s.dialect, tx: true}
-	if err = fn(q); err != nil {
-		return err
-	}
-	if n := s.dialect.NotifyEvents(); n != "" && q.appended > 0 {
-		if _, err = tx.ExecContext(ctx, n); err != nil {
-			return fmt.Errorf("store: notify: %w", err)
-		}
-	}
-	if err = tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	return nil
+// Write runs fn in a write transaction and commits when it returns nil;
+// any error (or panic) undoes everything fn wrote, so a failed request
+// leaves nothing half-written (W-9). Writes that arrive together share one
+// transaction (group commit, see writebatch.go), each inside its own
+// savepoint; Write returns only after the commit, so a nil answer means
+// durable.
+func (s *Store) Write(ctx context.Context, fn func(q *Q) error) error {
+	return s.groupWrite(ctx, fn)
 }
 
 // dbtx is what *sql.DB and *sql.Tx share.
@@ -249,6 +230,10 @@ type Q struct {
 	d        Dialect
 	tx       bool
 	appended int // events appended in this transaction (InsertEvent)
+	// For SQLite: prepared statements cached per query text (sqltx is the
+	// transaction to bind them to, nil on the reader pool).
+	stmts *stmtCache
+	sqltx *sql.Tx
 }
 
 // InTx reports whether q is a write transaction.
@@ -257,18 +242,41 @@ func (q *Q) InTx() bool { return q.tx }
 // Dialect answers the handle's dialect.
 func (q *Q) Dialect() Dialect { return q.d }
 
+// Statements inside a write transaction are not cancelled with the
+// caller's context: an interrupted SQLite write rolls back the whole
+// (shared) transaction, and a request that has begun writing finishes its
+// few statements anyway.
+
 // Exec runs a statement with `?` placeholders.
 func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if q.tx {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if st := q.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return q.db.ExecContext(ctx, q.d.Rebind(query), args...)
 }
 
 // Query runs a query with `?` placeholders.
 func (q *Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if q.tx {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if st := q.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return q.db.QueryContext(ctx, q.d.Rebind(query), args...)
 }
 
 // QueryRow runs a single-row query with `?` placeholders.
 func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if q.tx {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if st := q.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return q.db.QueryRowContext(ctx, q.d.Rebind(query), args...)
 }
 

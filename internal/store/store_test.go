@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,5 +135,71 @@ func TestPostgresRebindNumbersPlaceholders(t *testing.T) {
 	want := `SELECT a FROM t WHERE a = $1 AND b = '?' AND c IN ($2, $3)`
 	if got != want {
 		t.Fatalf("Rebind = %q, want %q", got, want)
+	}
+}
+
+func TestConcurrentWritesKeepEachOthersOutcome(t *testing.T) {
+	st := openTemp(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	const n = 200
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			errs <- st.Write(ctx, func(q *Q) error {
+				if _, err := q.ClaimName(ctx, fmt.Sprintf("n%d", i), KindPerson, time.Now()); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					return boom // written, then refused: must leave nothing
+				}
+				return nil
+			})
+		}(i)
+	}
+	failed := 0
+	for i := 0; i < n; i++ {
+		if err := <-errs; errors.Is(err, boom) {
+			failed++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept int
+	if err := st.Read().QueryRow(ctx, `SELECT COUNT(*) FROM names`).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if failed != 67 || kept != n-67 {
+		t.Fatalf("failed %d kept %d, want 67 and %d", failed, kept, n-67)
+	}
+	for i := 0; i < n; i += 3 {
+		if _, err := st.Read().NameKind(ctx, fmt.Sprintf("n%d", i)); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("n%d survived its failed write", i)
+		}
+	}
+}
+
+func TestWritePanicReachesTheCaller(t *testing.T) {
+	st := openTemp(t)
+	defer func() {
+		if p := recover(); p != "kaboom" {
+			t.Fatalf("recovered %v, want kaboom", p)
+		}
+		// The store still works afterwards.
+		if err := st.Write(context.Background(), func(q *Q) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	_ = st.Write(context.Background(), func(q *Q) error { panic("kaboom") })
+}
+
+func TestWriteAfterCloseFails(t *testing.T) {
+	st, err := Open(context.Background(), Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := st.Write(context.Background(), func(q *Q) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Write after Close = %v", err)
 	}
 }

@@ -1,0 +1,414 @@
+// Package bench is the load generator of `agentmail bench` (issue 2 item
+// 13): it starts a gateway on a temporary data directory and measures, over
+// real HTTP, the mails sent per second by concurrent senders with their
+// latency, the SSE delivery latency to many connected agents, and the inbox
+// latency with a large number of stored mails.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/httpapi"
+)
+
+// Config chooses the load. Zero fields take the issue's figures.
+type Config struct {
+	// Senders is the number of concurrent senders of the send phase (64).
+	Senders int
+	// SendDuration is how long the send phase runs (10 s), after a 1 s warm-up.
+	SendDuration time.Duration
+	// StreamAgents is the number of agents holding an SSE stream (1,000).
+	StreamAgents int
+	// StreamMails is how many mails are sent to them, one recipient each
+	// (2 per agent by default), by StreamSenders concurrent senders (8).
+	StreamMails   int
+	StreamSenders int
+	// StoredMails is how many mails are seeded before the inbox phase
+	// (1,000,000); InboxShare of them go to the measured agent (1/4).
+	StoredMails int
+	InboxShare  float64
+	// InboxRequests is how many inbox requests are timed per variant (2,000).
+	InboxRequests int
+	// DataDir is where the temporary gateway keeps its database; "" makes
+	// and removes a temporary directory.
+	DataDir string
+	// Progress receives one line per step (nil: discarded).
+	Progress io.Writer
+}
+
+func (c *Config) fill() {
+	if c.Senders <= 0 {
+		c.Senders = 64
+	}
+	if c.SendDuration <= 0 {
+		c.SendDuration = 10 * time.Second
+	}
+	if c.StreamAgents <= 0 {
+		c.StreamAgents = 1000
+	}
+	if c.StreamMails <= 0 {
+		c.StreamMails = 2 * c.StreamAgents
+	}
+	if c.StreamSenders <= 0 {
+		c.StreamSenders = 8
+	}
+	if c.StoredMails <= 0 {
+		c.StoredMails = 1_000_000
+	}
+	if c.InboxShare <= 0 || c.InboxShare > 1 {
+		c.InboxShare = 0.25
+	}
+	if c.InboxRequests <= 0 {
+		c.InboxRequests = 2000
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// Row is one measured figure.
+type Row struct {
+	Metric string
+	Value  string
+	Target string
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Rows     []Row
+	Machine  string
+	Started  time.Time
+	Duration time.Duration
+}
+
+// Table renders the report as a Markdown table.
+func (r *Report) Table() string {
+	var b strings.Builder
+	b.WriteString("| metric | measured | target |\n|---|---|---|\n")
+	for _, row := range r.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.Metric, row.Value, row.Target)
+	}
+	return b.String()
+}
+
+const benchPassword = "bench-admin-password"
+
+// Run starts a gateway and runs the three phases in order: sending, SSE
+// delivery, inbox with stored mails.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.fill()
+	raiseFileLimit()
+	rep := &Report{Started: time.Now().UTC(), Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())}
+	dir := cfg.DataDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "agentmail-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	app, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: dir, AdminUser: "admin",
+		AdminPassword: benchPassword, Log: quiet})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = app.Shutdown(sctx)
+	}()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
+	b := &runner{cfg: cfg, app: app, hc: hc, url: app.URL()}
+	if err := b.setup(ctx); err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	t0 := time.Now()
+	for _, phase := range []func(context.Context, *Report) error{b.sendPhase, b.streamPhase, b.inboxPhase} {
+		if err := phase(ctx, rep); err != nil {
+			return rep, err
+		}
+	}
+	rep.Duration = time.Since(t0)
+	return rep, nil
+}
+
+// runner holds the state shared by the phases.
+type runner struct {
+	cfg    Config
+	app    *httpapi.App
+	hc     *http.Client
+	url    string
+	person *client.Client // admin with a user key (no CSRF, no bcrypt per request)
+}
+
+func (b *runner) logf(format string, args ...any) {
+	fmt.Fprintf(b.cfg.Progress, format+"\n", args...)
+}
+
+func (b *runner) setup(ctx context.Context) error {
+	admin := client.New(b.url, client.WithHTTPClient(b.hc), client.WithCookieJar())
+	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: benchPassword}); err != nil {
+		return err
+	}
+	k, err := admin.CreateUserKey(ctx, client.CreateUserKeyRequest{Label: "bench", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		return err
+	}
+	b.person = client.New(b.url, client.WithHTTPClient(b.hc), client.WithToken(k.KeyToken))
+	return nil
+}
+
+// agentClient registers an agent key for name and answers its client.
+func (b *runner) agentClient(ctx context.Context, name string) (*client.Client, error) {
+	token := "bench-" + name + "-key-0123456789abcdef"
+	if _, err := b.person.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: name, KeyToken: token, Lifecycle: client.LifecyclePermanent}); err != nil {
+		return nil, err
+	}
+	return client.New(b.url, client.WithHTTPClient(b.hc), client.WithToken(token)), nil
+}
+
+// sendPhase: Senders goroutines each write to their own session of one
+// agent as fast as the gateway answers.
+func (b *runner) sendPhase(ctx context.Context, rep *Report) error {
+	if _, err := b.agentClient(ctx, "sink"); err != nil {
+		return err
+	}
+	body := strings.Repeat("Benchmark mail body. ", 10)
+	send := func(i, n int) error {
+		_, err := b.person.MeSend(ctx, client.SendMailRequest{To: fmt.Sprintf("sink@/bench/%d", i), Subject: fmt.Sprintf("load %d", n), Body: body})
+		return err
+	}
+	b.logf("send: %d senders, 1 s warm-up, %s measured", b.cfg.Senders, b.cfg.SendDuration)
+	warm := time.Now().Add(time.Second)
+	stop := warm.Add(b.cfg.SendDuration)
+	lat := make([][]time.Duration, b.cfg.Senders)
+	errs := make(chan error, b.cfg.Senders)
+	var wg sync.WaitGroup
+	for i := 0; i < b.cfg.Senders; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				start := time.Now()
+				if start.After(stop) {
+					return
+				}
+				if err := send(i, n); err != nil {
+					errs <- err
+					return
+				}
+				if start.After(warm) {
+					lat[i] = append(lat[i], time.Since(start))
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("send phase: %w", err)
+	}
+	all := merge(lat)
+	rate := float64(len(all)) / b.cfg.SendDuration.Seconds()
+	rep.Rows = append(rep.Rows,
+		Row{fmt.Sprintf("mails sent per second, %d concurrent senders", b.cfg.Senders), fmt.Sprintf("%.0f", rate), "≥ 5,000"},
+		Row{"send latency p50 / p99", fmt.Sprintf("%s / %s", ms(pct(all, 50)), ms(pct(all, 99))), "p99 ≤ 25 ms"})
+	b.logf("send: %d mails, %.0f/s, p50 %s p99 %s", len(all), rate, ms(pct(all, 50)), ms(pct(all, 99)))
+	return nil
+}
+
+// streamPhase: StreamAgents agents hold an SSE stream each; StreamMails
+// mails, one recipient each, are sent by StreamSenders concurrent senders.
+// The latency of a delivery is from just before its send request to the
+// event's arrival on the agent's stream.
+func (b *runner) streamPhase(ctx context.Context, rep *Report) error {
+	n := b.cfg.StreamAgents
+	b.logf("sse: registering and connecting %d agents", n)
+	type arrival struct {
+		seq int
+		at  time.Time
+	}
+	arrivals := make(chan arrival, b.cfg.StreamMails)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var streams []*client.Stream
+	defer func() {
+		for _, s := range streams {
+			s.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		c, err := b.agentClient(ctx, fmt.Sprintf("a%d", i))
+		if err != nil {
+			return err
+		}
+		s, err := c.Stream(sctx, client.StreamOptions{Buffer: 16})
+		if err != nil {
+			return fmt.Errorf("stream %d: %w", i, err)
+		}
+		streams = append(streams, s)
+		go func(s *client.Stream) {
+			for ev := range s.Events() {
+				at := time.Now()
+				var seq int
+				if _, err := fmt.Sscanf(subjectOf(ev.Data), "sse %d", &seq); err == nil {
+					arrivals <- arrival{seq, at}
+				}
+			}
+		}(s)
+	}
+	if got := b.app.Hub.Subscribers(); got < n {
+		return fmt.Errorf("sse: %d streams open, want %d", got, n)
+	}
+	b.logf("sse: %d streams open; sending %d mails with %d senders", n, b.cfg.StreamMails, b.cfg.StreamSenders)
+	starts := make([]time.Time, b.cfg.StreamMails)
+	next := make(chan int)
+	errs := make(chan error, b.cfg.StreamSenders)
+	var wg sync.WaitGroup
+	for w := 0; w < b.cfg.StreamSenders; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := range next {
+				starts[seq] = time.Now()
+				_, err := b.person.MeSend(ctx, client.SendMailRequest{To: fmt.Sprintf("a%d@/bench", seq%n), Subject: fmt.Sprintf("sse %d", seq), Body: "x"})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for seq := 0; seq < b.cfg.StreamMails; seq++ {
+		next <- seq
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("sse phase: %w", err)
+	}
+	lat := make([]time.Duration, 0, b.cfg.StreamMails)
+	timeout := time.After(60 * time.Second)
+	for len(lat) < b.cfg.StreamMails {
+		select {
+		case a := <-arrivals:
+			lat = append(lat, a.at.Sub(starts[a.seq]))
+		case <-timeout:
+			return fmt.Errorf("sse: %d of %d events arrived within 60 s", len(lat), b.cfg.StreamMails)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	rep.Rows = append(rep.Rows, Row{fmt.Sprintf("SSE delivery latency p50 / p99, %d connected agents", n),
+		fmt.Sprintf("%s / %s", ms(pct(lat, 50)), ms(pct(lat, 99))), "p99 ≤ 50 ms"})
+	b.logf("sse: %d deliveries, p50 %s p99 %s", len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)))
+	return nil
+}
+
+// inboxPhase seeds StoredMails mails with batched inserts, then times the
+// measured agent's inbox requests one after another.
+func (b *runner) inboxPhase(ctx context.Context, rep *Report) error {
+	agent, err := b.agentClient(ctx, "inbox")
+	if err != nil {
+		return err
+	}
+	// One real mail creates the session the seeded mails belong to.
+	first, err := b.person.MeSend(ctx, client.SendMailRequest{To: "inbox@/bench.new", Subject: "seed", Body: "x"})
+	if err != nil {
+		return err
+	}
+	b.logf("inbox: seeding %d mails (%.0f%% to the measured agent)", b.cfg.StoredMails, b.cfg.InboxShare*100)
+	t0 := time.Now()
+	mine, err := seed(ctx, b.app.Store, first.SessionID, b.cfg.StoredMails, b.cfg.InboxShare, b.cfg.StreamAgents)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	b.logf("inbox: seeded in %s; the measured agent holds %d mails", time.Since(t0).Round(time.Millisecond), mine)
+	variants := []struct {
+		name string
+		q    client.InboxQuery
+	}{
+		{"unread, limit 5", client.InboxQuery{Status: "unread", Limit: 5, MarkRead: client.Bool(false)}},
+		{"all, limit 5", client.InboxQuery{Status: "all", Limit: 5}},
+		{"all, limit 50", client.InboxQuery{Status: "all", Limit: 50}},
+	}
+	for _, v := range variants {
+		lat := make([]time.Duration, 0, b.cfg.InboxRequests)
+		for i := 0; i < b.cfg.InboxRequests+100; i++ {
+			start := time.Now()
+			l, err := agent.Inbox(ctx, v.q)
+			if err != nil {
+				return err
+			}
+			if len(l.Mails) == 0 {
+				return fmt.Errorf("inbox %s: empty", v.name)
+			}
+			if i >= 100 { // the first 100 warm caches
+				lat = append(lat, time.Since(start))
+			}
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		rep.Rows = append(rep.Rows, Row{fmt.Sprintf("inbox latency p50 / p99 (%s), %d stored mails, %d in this inbox", v.name, b.cfg.StoredMails, mine),
+			fmt.Sprintf("%s / %s", ms(pct(lat, 50)), ms(pct(lat, 99))), "p99 ≤ 5 ms"})
+		b.logf("inbox %s: p50 %s p99 %s", v.name, ms(pct(lat, 50)), ms(pct(lat, 99)))
+	}
+	return nil
+}
+
+func merge(parts [][]time.Duration) []time.Duration {
+	var all []time.Duration
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return all
+}
+
+// pct answers the p-th percentile of sorted durations.
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p / 100)
+	return sorted[i]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+// subjectOf pulls "subject" out of a new_mail payload without a full decode.
+func subjectOf(data []byte) string {
+	s := string(data)
+	i := strings.Index(s, `"subject":"`)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(`"subject":"`):]
+	if j := strings.IndexByte(s, '"'); j >= 0 {
+		return s[:j]
+	}
+	return ""
+}
+
+// raiseFileLimit lifts the soft open-file limit to the hard one: a thousand
+// streams need two thousand descriptors in this one process.
+func raiseFileLimit() {
+	var r syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < r.Max {
+		r.Cur = r.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+	}
+}

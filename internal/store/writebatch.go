@@ -1,0 +1,329 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Group commit. Every Write is queued to one writer goroutine, which takes
+// whatever has queued up (at most maxBatch) and runs it in ONE transaction,
+// each request inside its own SAVEPOINT: a request that fails is rolled
+// back to its savepoint alone, the others commit together. Callers wait for
+// the commit, so a nil answer still means the write is durable. On SQLite
+// this turns N commits (each writing the WAL frames of every touched page)
+// into one; on PostgreSQL it takes the replicas' write lock once per batch.
+
+// maxBatch bounds the requests of one transaction.
+const maxBatch = 128
+
+// ErrClosed answers writes after Close.
+var ErrClosed = errors.New("store: closed")
+
+type writeReq struct {
+	ctx   context.Context
+	fn    func(q *Q) error
+	done  chan error
+	panic any
+}
+
+// writeBatcher owns the writer goroutine; its zero value starts it on the
+// first write.
+type writeBatcher struct {
+	once sync.Once
+	reqs chan *writeReq
+	quit chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	shut bool
+}
+
+func (b *writeBatcher) start(s *Store) {
+	b.once.Do(func() {
+		b.reqs = make(chan *writeReq)
+		b.quit = make(chan struct{})
+		b.wg.Add(1)
+		go s.writeLoop()
+	})
+}
+
+func (b *writeBatcher) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shut {
+		return
+	}
+	b.shut = true
+	if b.quit != nil {
+		close(b.quit)
+		b.wg.Wait()
+	}
+}
+
+// groupWrite queues fn and waits for its outcome.
+func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error) error {
+	b := &s.batch
+	b.mu.Lock()
+	shut := b.shut
+	b.mu.Unlock()
+	if shut {
+		return ErrClosed
+	}
+	b.start(s)
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case b.reqs <- r:
+	case <-b.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := <-r.done // once queued, the request is always answered
+	if r.panic != nil {
+		panic(r.panic)
+	}
+	return err
+}
+
+func (s *Store) writeLoop() {
+	b := &s.batch
+	defer b.wg.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-b.reqs:
+		case <-b.quit:
+			return
+		}
+		batch := []*writeReq{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-b.reqs:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.runBatch(batch)
+		s.wstmts.prepareWanted()
+	}
+}
+
+// runBatch runs the requests in one transaction and answers each.
+func (s *Store) runBatch(batch []*writeReq) {
+	errs := make([]error, len(batch))
+	ran := make([]bool, len(batch))
+	fail := func(err error) {
+		for i, r := range batch {
+			if errs[i] == nil || ran[i] {
+				errs[i] = err
+			}
+			r.done <- errs[i]
+		}
+	}
+	ctx := context.Background()
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		fail(fmt.Errorf("store: begin: %w", err))
+		return
+	}
+	if l := s.dialect.WriteLock(); l != "" {
+		if _, err := tx.ExecContext(ctx, l); err != nil {
+			_ = tx.Rollback()
+			fail(fmt.Errorf("store: write lock: %w", err))
+			return
+		}
+	}
+	if len(batch) == 1 {
+		// Alone in its transaction: no savepoint needed, a failure rolls
+		// the transaction back.
+		s.runAlone(ctx, tx, batch[0])
+		return
+	}
+	events := 0
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			_ = tx.Rollback()
+			fail(fmt.Errorf("store: savepoint: %w", err))
+			return
+		}
+		q := &Q{db: tx, d: s.dialect, tx: true, stmts: s.wstmts, sqltx: tx}
+		err := runFn(r, q)
+		if err != nil {
+			errs[i] = err
+			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
+				// The database ended the transaction itself (SQLite does on
+				// I/O errors): nothing of this batch is kept.
+				_ = tx.Rollback()
+				fail(fmt.Errorf("store: transaction lost after %v: %w", err, rerr))
+				return
+			}
+		} else {
+			ran[i] = true
+			events += q.appended
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT w"); err != nil {
+			_ = tx.Rollback()
+			fail(fmt.Errorf("store: release savepoint: %w", err))
+			return
+		}
+	}
+	if n := s.dialect.NotifyEvents(); n != "" && events > 0 {
+		if _, err := tx.ExecContext(ctx, n); err != nil {
+			_ = tx.Rollback()
+			fail(fmt.Errorf("store: notify: %w", err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(fmt.Errorf("store: commit: %w", err))
+		return
+	}
+	for i, r := range batch {
+		r.done <- errs[i]
+	}
+}
+
+// runAlone runs a single request in the open transaction tx.
+func (s *Store) runAlone(ctx context.Context, tx *sql.Tx, r *writeReq) {
+	if err := r.ctx.Err(); err != nil {
+		_ = tx.Rollback()
+		r.done <- err
+		return
+	}
+	q := &Q{db: tx, d: s.dialect, tx: true, stmts: s.wstmts, sqltx: tx}
+	if err := runFn(r, q); err != nil {
+		_ = tx.Rollback()
+		r.done <- err
+		return
+	}
+	if n := s.dialect.NotifyEvents(); n != "" && q.appended > 0 {
+		if _, err := tx.ExecContext(ctx, n); err != nil {
+			_ = tx.Rollback()
+			r.done <- fmt.Errorf("store: notify: %w", err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		r.done <- fmt.Errorf("store: commit: %w", err)
+		return
+	}
+	r.done <- nil
+}
+
+// runFn calls the request's function, turning a panic into an error for
+// the batch and handing the panic back to the caller's goroutine.
+func runFn(r *writeReq, q *Q) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panic = p
+			err = fmt.Errorf("store: panic in write: %v", p)
+		}
+	}()
+	return r.fn(q)
+}
+
+// stmtCache keeps prepared statements per query text for one SQLite pool,
+// so a query is parsed once instead of at every call. Scripts and query
+// texts built per call (long IN lists, bulk inserts) are not cached; the
+// cache holds at most stmtCacheMax texts.
+//
+// The writer pool has one connection, held by the running transaction, so
+// its statements cannot be prepared on first use: the query runs
+// unprepared and is prepared by the write loop between two batches
+// (deferred is set for that pool).
+type stmtCache struct {
+	db       *sql.DB
+	deferred bool
+	mu       sync.Mutex
+	m        map[string]*sql.Stmt
+	wanted   map[string]bool
+	done     bool
+}
+
+const stmtCacheMax = 512
+
+func newStmtCache(db *sql.DB, deferred bool) *stmtCache {
+	return &stmtCache{db: db, deferred: deferred, m: map[string]*sql.Stmt{}, wanted: map[string]bool{}}
+}
+
+func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[query]; ok || c.done {
+		return st
+	}
+	// Scripts (migrations) and texts built per call are run unprepared.
+	if len(c.m)+len(c.wanted) >= stmtCacheMax || strings.Contains(query, ";") || strings.Count(query, "?") > 32 {
+		return nil
+	}
+	if c.deferred {
+		c.wanted[query] = true
+		return nil
+	}
+	st, err := c.db.PrepareContext(context.WithoutCancel(ctx), query)
+	if err != nil {
+		return nil // the unprepared call reports the error
+	}
+	c.m[query] = st
+	return st
+}
+
+// prepareWanted prepares the queries first seen since the last call; the
+// write loop calls it while no transaction holds the writer connection.
+func (c *stmtCache) prepareWanted() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for query := range c.wanted {
+		delete(c.wanted, query)
+		if c.done {
+			continue
+		}
+		if st, err := c.db.PrepareContext(context.Background(), query); err == nil {
+			c.m[query] = st
+		}
+	}
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = map[string]*sql.Stmt{}
+}
+
+// stmt answers the cached statement for query bound to q's transaction, or
+// nil to run it unprepared.
+func (q *Q) stmt(ctx context.Context, query string) *sql.Stmt {
+	if q.stmts == nil {
+		return nil
+	}
+	st := q.stmts.get(ctx, query)
+	if st == nil {
+		return nil
+	}
+	if q.sqltx != nil {
+		return q.sqltx.StmtContext(ctx, st)
+	}
+	return st
+}
