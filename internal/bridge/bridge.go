@@ -936,7 +936,14 @@ func (b *Bridge) syncAlias(ctx context.Context, sessionID string, res TurnResult
 	b.mu.Unlock()
 	final := strings.TrimSpace(s.Alias)
 	psid := res.PlatformSessionID
-	if final == "" || psid == "" || final == res.Slug {
+	// The platform's own name: its slug; for a session named by its title
+	// (level 2) the alias derived from that title, so a title is only
+	// overwritten when the gateway changed the alias (collision, manual).
+	current := res.Slug
+	if p.Level == AliasTitle {
+		current = p.Alias
+	}
+	if final == "" || psid == "" || final == current {
 		return
 	}
 	b.mu.Lock()

@@ -845,6 +845,24 @@ func TestAliasLadderSyncsAndWritesTheFinalAliasBack(t *testing.T) {
 	}
 }
 
+func TestAPlatformTitleIsNotOverwrittenWhenTheGatewayKeepsItsAlias(t *testing.T) {
+	gw := newFakeGateway("bot", "k")
+	fake := fakeadapter.New()
+	fake.Script = func(req bridge.TurnRequest) fakeadapter.Step { return fakeadapter.Step{Title: "Refactor imports"} }
+	h := startBridge(t, gw, fake, nil)
+	gw.deliverMail(mailOpts{from: "alice", subject: "x", workspace: workdir(t, "p"), push: true})
+	h.waitGW("the reply", func() bool { return len(gw.sends) == 1 })
+	gw.mu.Lock()
+	syncs := append([]client.SyncSessionRequest(nil), gw.syncs...)
+	gw.mu.Unlock()
+	if len(syncs) != 1 || syncs[0].Alias != "refactor-imports" || syncs[0].Title != "Refactor imports" {
+		t.Fatalf("syncs = %+v, want level 2 from the title", syncs)
+	}
+	if r := fake.Renames(); len(r) != 0 {
+		t.Fatalf("renames = %v: the platform's title must stay when the gateway accepted its alias", r)
+	}
+}
+
 func TestPlatformSlugIsLevelOne(t *testing.T) {
 	gw := newFakeGateway("bot", "k")
 	fake := fakeadapter.New()
