@@ -71,6 +71,7 @@ Environment:
   AGENTMAIL_PERMISSION_MODE  plan, workspace (default) or full
   AGENTMAIL_<PLATFORM>_BIN   the platform executable (else found in PATH), e.g.
                              AGENTMAIL_CLAUDE_BIN
+                             (AGENTMAIL_OPENCODE_BIN, AGENTMAIL_PI_BIN)
 The platform process inherits this environment (ANTHROPIC_BASE_URL and the like).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
