@@ -693,6 +693,11 @@ func testModelScopeAndDiscovery(t *testing.T, bin string) {
 	// Bad input changes nothing.
 	_, err = e.admin.AdminSetAgentModels(ctx, "bot", client.AllowedModels{ModelsUnrestricted: true, AllowedModels: list})
 	wantStatus(t, err, http.StatusBadRequest, "")
+	// No list and no models_unrestricted would silently allow nothing: 400.
+	_, err = e.admin.AdminSetAgentModels(ctx, "bot", client.AllowedModels{})
+	if ae := wantStatus(t, err, http.StatusBadRequest, ""); ae.Body.Field != "allowed_models" {
+		t.Errorf("field = %q", ae.Body.Field)
+	}
 	_, err = e.admin.AdminSetAgentModels(ctx, "ghost", client.AllowedModels{ModelsUnrestricted: true})
 	wantStatus(t, err, http.StatusNotFound, "agent_not_found")
 	_, err = e.alice.AdminSetAgentModels(ctx, "bot", client.AllowedModels{ModelsUnrestricted: true})
