@@ -678,3 +678,53 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 		t.Fatalf("agents = %+v, want newbot on claude", a.Agents)
 	}
 }
+
+// A live decision answers the waiting ask through the real event stream,
+// and "always" stores a grant that the next ask of the same tool in the same
+// directory finds without asking anyone.
+func TestE2EDecisionAnswersTheAskAndAlwaysBecomesAGrant(t *testing.T) {
+	g := startGateway(t)
+	fake := fakeadapter.New()
+	var n atomic.Int64
+	fake.Script = func(req bridge.TurnRequest) fakeadapter.Step {
+		return askStep(fmt.Sprintf("perm_live_%d", n.Add(1)))
+	}
+	b := startE2EBridge(t, g, fake, nil, nil)
+	dir := workdir(t, "p")
+	g.send(t, addr(dir), "needs approval")
+	ctx := context.Background()
+	var perm client.Permission
+	b.waitFor("the permission request", func() bool {
+		l, err := g.admin.MePermissions(ctx, "pending")
+		skipUnlessRoute(t, err, "GET /me/permissions")
+		if len(l.Permissions) == 0 {
+			return false
+		}
+		perm = l.Permissions[0]
+		return true
+	})
+	if _, err := g.admin.Decide(ctx, perm.MailID, client.DecideRequest{Decision: "always"}); err != nil {
+		t.Fatalf("decide: %v\n%s", err, g.stderr)
+	}
+	if !fake.WaitFor(wait, turnsDone(1)) {
+		t.Fatalf("the turn did not end after the decision\n%s", b.logs)
+	}
+	if a := fake.Turns()[0].Answers; len(a) != 1 || !a[0].Allow {
+		t.Fatalf("answers = %+v, want allow", a)
+	}
+	g.send(t, addr(dir), "again")
+	if !fake.WaitFor(wait, turnsDone(2)) {
+		t.Fatalf("second turn\n%s", b.logs)
+	}
+	if a := fake.Turns()[1].Answers; len(a) != 1 || !a[0].Allow {
+		t.Fatalf("second answers = %+v, want allow from the grant", a)
+	}
+	b.waitLog("allowed by an always-allow grant", 1)
+	l, err := g.admin.MePermissions(ctx, "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Permissions) != 1 {
+		t.Fatalf("permission requests = %d, want 1: the grant answered the second ask", len(l.Permissions))
+	}
+}
