@@ -263,6 +263,7 @@ describe('web page against a real gateway', () => {
     await page.locator('body').click({ position: { x: 5, y: 300 } })
     await page.keyboard.press('?')
     await page.getByTestId('help').waitFor()
+    await shot(page, 'shortcuts-1280.png')
     await page.keyboard.press('Escape')
     await page.getByTestId('help').waitFor({ state: 'detached' })
     await page.keyboard.press('j')
@@ -350,6 +351,12 @@ describe('web page against a real gateway', () => {
     await waitFor(() => new URL(p.url()).pathname === '/waiting', { what: 'waiting page' })
     await p.getByTestId('bottom-inbox').click()
     await p.getByTestId('mail-list').waitFor()
+    // Compose fills the narrow screen.
+    await p.getByTestId('bottom-bar').getByTestId('compose-open').click()
+    await p.getByTestId('compose').waitFor()
+    const box = await p.getByTestId('compose').boundingBox()
+    assert.ok(box.width >= 370, `compose width ${box.width}`)
+    await shot(p, 'compose-375.png')
     await ctx.close()
   })
 

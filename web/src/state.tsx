@@ -15,6 +15,7 @@ export type ComposeInit =
   | { mode: 'new'; to?: string }
   | { mode: 'reply' | 'replyAll' | 'forward'; mail: Mail }
 
+/** Toast is a short message shown at the corner of the page. */
 export interface Toast {
   id: number
   text: string
@@ -60,6 +61,7 @@ export function errorText(e: unknown): string {
   return String(e)
 }
 
+/** AppStateProvider holds the page-wide state for a signed-in person and opens the live stream. */
 export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout: () => void; children: ReactNode }) {
   const [counts, setCounts] = useState<Counts>({ unread: 0, pending_permissions: 0 })
   const [live, setLive] = useState<LiveState>('connecting')

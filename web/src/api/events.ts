@@ -11,6 +11,7 @@ import type { EventName } from './types'
 /** Live connection state shown by the banner. */
 export type LiveState = 'connecting' | 'open' | 'lost'
 
+/** LiveHandlers receive the stream's events and state changes. */
 export interface LiveHandlers {
   onEvent: (name: EventName, data: unknown, id: string) => void
   onState: (state: LiveState) => void

@@ -11,6 +11,9 @@ export interface ErrorBody {
   retry_after_seconds?: number
 }
 
+// Each interface below has the name and fields of the Go type of the same
+// name in client/types.go, where units and rules are documented.
+
 export type Role = 'admin' | 'user'
 
 export interface LoginResponse {

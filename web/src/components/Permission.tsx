@@ -7,6 +7,7 @@ import { errorText, useApp } from '../state'
 import { Button, inputClass } from './ui'
 import { Markdown } from './Markdown'
 
+/** Decision is what a person's button or key sends as DecideRequest.decision. */
 export type Decision = 'approve' | 'always' | 'deny'
 
 /**

@@ -15,6 +15,7 @@ const VARIANTS: Record<Variant, string> = {
   ghost: 'text-slate-700 hover:bg-slate-100 disabled:text-slate-400',
 }
 
+/** Button is the page's button; variant sets the colour, small the size. */
 export function Button({
   variant = 'secondary',
   small,
@@ -32,6 +33,7 @@ export function Button({
   )
 }
 
+/** IconButton is a square button with an icon; label is its accessible name and tooltip. */
 export function IconButton({
   label,
   children,
@@ -51,6 +53,7 @@ export function IconButton({
   )
 }
 
+/** Spinner shows that something is loading (role=status). */
 export function Spinner({ label }: { label?: string }) {
   const { t } = useI18n()
   return (
@@ -61,6 +64,7 @@ export function Spinner({ label }: { label?: string }) {
   )
 }
 
+/** ErrorBox shows an API error with the gateway's suggestion and an optional retry. */
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const { t } = useI18n()
   const msg = error instanceof ApiError ? error.message : errorText(error)
@@ -78,6 +82,7 @@ export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => v
   )
 }
 
+/** Field is a labelled form control; children receive the input id and the id of the hint. */
 export function Field({
   label,
   hint,
@@ -106,6 +111,7 @@ export function Field({
   )
 }
 
+/** inputClass styles text inputs, selects and text areas alike. */
 export const inputClass =
   'w-full rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm text-slate-900 placeholder:text-slate-400 focus:border-blue-500 focus:outline-none focus:ring-2 focus:ring-blue-200'
 
@@ -222,6 +228,7 @@ const PATHS: Record<string, string> = {
   people: 'M9 11a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM3 19c0-3 3-5 6-5s6 2 6 5M16 5a3 3 0 0 1 0 6M18 14c2 .5 3 2 3 5',
 }
 
+/** Icon draws one of the page's line icons (decorative: aria-hidden). */
 export function Icon({ name, className = 'h-5 w-5' }: { name: keyof typeof PATHS | string; className?: string }) {
   return (
     <svg
@@ -250,7 +257,7 @@ export function Count({ n, tone = 'blue', label }: { n: number; tone?: 'blue' | 
   )
 }
 
-/** Copyable shows a secret once with a copy button. */
+/** SecretOnce shows a key token that the gateway returns only once, with a copy button. */
 export function SecretOnce({ value, testId }: { value: string; testId?: string }) {
   const { t } = useI18n()
   const copy = () => {

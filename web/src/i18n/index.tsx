@@ -6,6 +6,7 @@ import { load, save } from '../lib/storage'
 /** Lang is a supported page language. */
 export type Lang = 'en' | 'zh'
 
+/** LANGS are the page's languages, in switch order. */
 export const LANGS: readonly Lang[] = ['en', 'zh'] as const
 
 const DICTS: Record<Lang, Record<MsgKey, string>> = { en, zh }
@@ -56,6 +57,7 @@ const Ctx = createContext<I18n>({
   locale: 'en',
 })
 
+/** I18nProvider holds the chosen language and keeps <html lang> in step. */
 export function I18nProvider({ children }: { children: ReactNode }) {
   const [lang, setLangState] = useState<Lang>(initialLang)
   const setLang = useCallback((l: Lang) => {

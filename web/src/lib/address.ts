@@ -8,6 +8,7 @@ import type { Resolution } from '../api/types'
 /** SessionPart is the tri-state session part: none, ".new", or an alias. */
 export type SessionPart = { kind: 'default' } | { kind: 'new' } | { kind: 'alias'; alias: string }
 
+/** ParsedAddress is `name@path.session` split into its three parts. */
 export interface ParsedAddress {
   name: string
   /** null for a bare name (a person); "" for an empty path (`name@.new`). */

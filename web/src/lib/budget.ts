@@ -6,6 +6,7 @@
 /** BadgeTone is how the budget badge looks. */
 export type BadgeTone = 'hidden' | 'normal' | 'last' | 'spent'
 
+/** BudgetBadge is the computed look of a session's budget badge. */
 export interface BudgetBadge {
   tone: BadgeTone
   /** Rounds left, never negative; 0 when hidden. */

@@ -34,6 +34,7 @@ export function useReducedMotion(): boolean {
   )
 }
 
+/** Async is the state of a useAsync call. */
 export interface Async<T> {
   data: T | undefined
   error: unknown

@@ -9,6 +9,7 @@ import { linkHandler } from '../router'
 import { errorText, useApp } from '../state'
 import { KeyTable, LifecycleFields, useLifecycle } from './Keys'
 
+/** AdminTab names the admin sub-pages (/admin/users, /admin/keys, /admin/agents). */
 export type AdminTab = 'users' | 'keys' | 'agents'
 
 /** Admin holds the admin pages: users, keys, and agents with default budgets and allowed models. */

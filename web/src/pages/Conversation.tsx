@@ -26,6 +26,11 @@ interface Loaded {
   next?: string
 }
 
+/**
+ * Conversation shows one session: header with address, budget badge (click to
+ * edit or reset) and tree button; runs; the mails with sanitised Markdown,
+ * attachments and permission cards; reply / reply-all / forward.
+ */
 export function Conversation({
   sessionId,
   focusMail,

@@ -5,6 +5,7 @@ import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 import { errorText, useApp } from '../state'
 
+/** LIFECYCLES are the key lifecycles offered, in menu order. */
 export const LIFECYCLES: Lifecycle[] = ['permanent', 'one_time', 'timed']
 
 /** KeyTable lists keys (never their tokens) with a revoke button for active ones. */

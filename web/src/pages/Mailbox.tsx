@@ -36,6 +36,11 @@ function sessionAddress(s: Session): string {
   return `${s.agent_name}@${s.workspace}${s.alias ? '.' + s.alias : ''}`
 }
 
+/**
+ * Mailbox is the list pane (list or card view, kept in localStorage) and the
+ * conversation pane: side by side on wide screens; below 768 px the list fills
+ * the screen and the conversation slides in over it, the list staying mounted.
+ */
 export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbox' | 'sent'; openId?: string; focusMail?: string; treeMail?: string }) {
   const { t, locale } = useI18n()
   const { me, setKeyHandlers, notify, refreshCounts } = useApp()
