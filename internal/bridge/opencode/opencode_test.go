@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
 	"github.com/agentmail/agentmail/internal/fakemodel"
 	"github.com/agentmail/agentmail/internal/platformtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +26,9 @@ func TestMain(m *testing.M) {
 		serveTestMCP()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	mailrig.RemoveBuild()
+	os.Exit(code)
 }
 
 func serveTestMCP() {
