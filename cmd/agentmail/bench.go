@@ -63,6 +63,7 @@ func init() {
 	f.IntVar(&benchCfg.StoredMails, "stored", 1_000_000, "mails seeded before the inbox phase")
 	f.IntVar(&benchCfg.InboxRequests, "inbox-requests", 2000, "timed inbox requests per variant")
 	f.StringVar(&benchCfg.DataDir, "data-dir", "", "data directory of the benchmark gateway (default: a temporary one, removed after)")
+	f.StringVar(&benchCfg.DatabaseURL, "database-url", "", "run on PostgreSQL: a server URL (postgres://user@host:5432/postgres) where a scratch database is created and dropped after; empty: SQLite")
 	f.StringVar(&benchProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	rootCmd.AddCommand(benchCmd)
 }

@@ -21,7 +21,41 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/httpapi"
+	"github.com/agentmail/agentmail/internal/store"
 )
+
+// benchDatabase answers the DATABASE_URL of the benchmark gateway: "" for
+// SQLite, or a scratch database created on the PostgreSQL server of
+// serverURL, with the function that drops it.
+func benchDatabase(ctx context.Context, serverURL string) (string, func(), error) {
+	if serverURL == "" {
+		return "", func() {}, nil
+	}
+	if !store.IsPostgresURL(serverURL) {
+		return "", nil, fmt.Errorf("--database-url %q: give a postgres:// URL of a server where a scratch database may be created", serverURL)
+	}
+	db, err := store.CreateScratchDatabase(ctx, serverURL, "agentmail_bench", false)
+	if err != nil {
+		return "", nil, err
+	}
+	return db.URL, func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = db.Drop(dctx)
+	}, nil
+}
+
+// databaseName answers "SQLite" or "PostgreSQL <server version>".
+func databaseName(ctx context.Context, app *httpapi.App) string {
+	if app.Store.Dialect().Name() != "postgres" {
+		return "SQLite"
+	}
+	var v string
+	if err := app.Store.Read().QueryRow(ctx, `SHOW server_version`).Scan(&v); err != nil || len(strings.Fields(v)) == 0 {
+		return "PostgreSQL"
+	}
+	return "PostgreSQL " + strings.Fields(v)[0]
+}
 
 // Config chooses the load. Zero fields take the issue's figures.
 type Config struct {
@@ -44,6 +78,11 @@ type Config struct {
 	// DataDir is where the temporary gateway keeps its database; "" makes
 	// and removes a temporary directory.
 	DataDir string
+	// DatabaseURL, when it names a PostgreSQL server
+	// (postgres://user@host:5432/postgres), runs the gateway on PostgreSQL:
+	// a scratch database is created on that server for the run and dropped
+	// after it, so no existing data is touched. "" runs on SQLite in DataDir.
+	DatabaseURL string
 	// Progress receives one line per step (nil: discarded).
 	Progress io.Writer
 }
@@ -120,12 +159,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	dbURL, dropDB, err := benchDatabase(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	defer dropDB()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	app, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: dir, AdminUser: "admin",
+	app, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: dir, DatabaseURL: dbURL, AdminUser: "admin",
 		AdminPassword: benchPassword, Log: quiet})
 	if err != nil {
 		return nil, err
 	}
+	rep.Machine += ", " + databaseName(ctx, app)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
