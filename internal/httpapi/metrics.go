@@ -23,7 +23,7 @@ import (
 //	agentmail_sse_clients                                 gauge: open event streams on this replica
 //	agentmail_sse_events_sent_total                       counter: events written to event streams
 //	agentmail_mails_sent_total{mail_type}                 counter: mails stored by this replica
-//	agentmail_permission_requests_pending                 gauge: undecided requests (whole database)
+//	agentmail_permission_requests_pending                 gauge: undecided requests (whole database), -1 if unknown
 //
 // plus the Go runtime and process collectors.
 
@@ -70,7 +70,7 @@ func (s *Server) newMetrics() *metrics {
 		return float64(s.hub.Subscribers())
 	})
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmail_permission_requests_pending",
-		Help: "Permission requests waiting for a decision (the whole database)."}, func() float64 {
+		Help: "Permission requests waiting for a decision (the whole database); -1 when the database did not answer."}, func() float64 {
 		if s.svc == nil || s.svc.Store == nil {
 			return 0
 		}
