@@ -265,7 +265,7 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 		return st
 	}
 	// Scripts (migrations) and texts built per call are run unprepared.
-	if len(c.m)+len(c.wanted) >= stmtCacheMax || strings.Contains(query, ";") || strings.Count(query, "?") > 32 {
+	if len(c.m)+len(c.wanted) >= stmtCacheMax || strings.Contains(query, ";") || strings.Count(query, "?") > 128 {
 		return nil
 	}
 	if c.deferred {
