@@ -148,7 +148,7 @@ describe('web page against a real gateway', () => {
       context: 'rm -rf build/',
     })
     permMailId = perm.mail_id
-    const card = page.locator(`[data-testid="permission-card"][data-mail-id="${permMailId}"]`)
+    const card = page.getByTestId('conversation').locator(`[data-testid="permission-card"][data-mail-id="${permMailId}"]`)
     await card.waitFor()
     assert.equal(await card.getAttribute('data-status'), 'pending')
     // The "waiting for you" count follows.
@@ -160,9 +160,11 @@ describe('web page against a real gateway', () => {
     assert.match(await page.getByTestId('waiting-count').innerText(), /: 1$/)
     await shot(page, 'waiting-1280.png')
     await page.goBack()
+    await waitFor(() => new URL(page.url()).pathname.startsWith('/inbox/'), { what: 'back in the conversation' })
+    await page.getByTestId('conversation').waitFor()
     await card.waitFor()
     await card.getByRole('button', { name: 'Approve' }).click()
-    await page.locator(`[data-testid="permission-card"][data-mail-id="${permMailId}"][data-status="approved"]`).waitFor()
+    await page.getByTestId('conversation').locator(`[data-testid="permission-card"][data-mail-id="${permMailId}"][data-status="approved"]`).waitFor()
     assert.match(await card.getByTestId('permission-decided').innerText(), /admin/)
     const p = await agent.get(`/permission/${permMailId}`)
     assert.equal(p.status, 'approved')
