@@ -355,3 +355,22 @@ func TestGatewayEndToEnd(t *testing.T) {
 		t.Fatalf("after restart: event %d %s, want mail %s after id %d", ev.ID, ev.Data, after2.MailID, lastID)
 	}
 }
+
+func TestFirstStartPrintsAGeneratedAdminPasswordOnce(t *testing.T) {
+	dataDir := t.TempDir()
+	gw := startGateway(t, dataDir, "ADMIN_PASSWORD=")
+	m := regexp.MustCompile(`created with password\s+(\S+)`).FindStringSubmatch(gw.logs())
+	if m == nil {
+		t.Fatalf("no generated password printed:\n%s", gw.logs())
+	}
+	ctx := ctxT(t)
+	c := client.New(gw.url, client.WithCookieJar())
+	if _, err := c.Login(ctx, client.LoginRequest{Username: "admin", Password: m[1]}); err != nil {
+		t.Fatalf("login with the printed password: %v", err)
+	}
+	gw.stop()
+	gw = startGateway(t, dataDir, "ADMIN_PASSWORD=")
+	if strings.Contains(gw.logs(), "created with password") {
+		t.Fatalf("a second start printed a password again:\n%s", gw.logs())
+	}
+}
