@@ -371,13 +371,26 @@ func TestQueriesSessions(t *testing.T) {
 	if err != nil || s.Alias != "leak" || s.AliasSource != store.AliasManual || s.Subject != "The leak" || s.BudgetMax != 5 || s.UsedRounds != 1 || s.PlatformSessionID != "plat-9" {
 		t.Fatalf("GetSession = %+v, %v", s, err)
 	}
-	if p, err := r.Participant(ctx, id, "dsh"); err != nil || p.Workspace != "/src/app" || !p.LastActivity.Equal(at(6)) {
+	write(t, f.st, func(ctx context.Context, q *store.Q) error {
+		// JoinSession answers the path the participant has in the session:
+		// its first one stays.
+		ws, err := q.JoinSession(ctx, store.ParticipantRow{SessionID: id, Name: "dsh", Kind: store.KindAgent, Workspace: "/third", JoinedAt: at(7), LastActivity: at(7)})
+		if err != nil || ws != "/src/app" {
+			t.Fatalf("JoinSession existing = %q, %v", ws, err)
+		}
+		ws, err = q.JoinSession(ctx, store.ParticipantRow{SessionID: id, Name: "eve", Kind: store.KindPerson, Workspace: "", JoinedAt: at(7), LastActivity: at(7)})
+		if err != nil || ws != "" {
+			t.Fatalf("JoinSession new = %q, %v", ws, err)
+		}
+		return nil
+	})
+	if p, err := r.Participant(ctx, id, "dsh"); err != nil || p.Workspace != "/src/app" || !p.LastActivity.Equal(at(7)) {
 		t.Fatalf("Participant dsh = %+v, %v", p, err)
 	}
 	if p, err := r.Participant(ctx, id, "ann"); err != nil || p.Workspace != "/home/ann" {
 		t.Fatalf("Participant ann = %+v, %v", p, err)
 	}
-	if ps, err := r.Participants(ctx, id); err != nil || len(ps) != 2 || ps[0].Name != "ann" {
+	if ps, err := r.Participants(ctx, id); err != nil || len(ps) != 3 || ps[0].Name != "ann" {
 		t.Fatalf("Participants = %+v, %v", ps, err)
 	}
 	if n, oldest, err := r.SessionsCreatedSince(ctx, "ann", at(-60)); err != nil || n != 1 || !oldest.Equal(at(0)) {
@@ -407,7 +420,7 @@ func TestQueriesSessions(t *testing.T) {
 		t.Fatalf("LatestWorkspace = %q, %v", ws, err)
 	}
 	members, err := r.SessionMembersOf(ctx, "ann", 5)
-	if err != nil || len(members) != 2 || members[0].Alias != "leak" {
+	if err != nil || len(members) != 3 || members[0].Alias != "leak" {
 		t.Fatalf("SessionMembersOf = %+v, %v", members, err)
 	}
 }
@@ -465,6 +478,9 @@ func TestQueriesPermissionsFirstDecisionWins(t *testing.T) {
 	})
 	if n, err := r.CountPendingPermissionsFor(ctx, "ann"); err != nil || n != 1 {
 		t.Fatalf("CountPendingPermissionsFor = %d, %v", n, err)
+	}
+	if n, err := r.CountPendingPermissions(ctx); err != nil || n != 1 {
+		t.Fatalf("CountPendingPermissions = %d, %v", n, err)
 	}
 	if n, err := r.CountPendingPermissionsInSession(ctx, f.sess.SessionID); err != nil || n != 1 {
 		t.Fatalf("CountPendingPermissionsInSession = %d, %v", n, err)
@@ -646,4 +662,26 @@ func TestQueriesSchedulesClaimOnce(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestQueriesBulkInsertMailsCountsUnread(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var mails []store.MailRow
+	var recips []store.RecipientRow
+	for i := 0; i < 1203; i++ { // more than two multi-row statements
+		id := store.NewID()
+		mails = append(mails, store.MailRow{MailID: id, SessionID: f.sess.SessionID, FromName: "ann", FromKind: store.KindPerson,
+			FromAddress: "ann@.fix-leak", Subject: "bulk", Body: "b", MailType: "normal", CreatedAt: at(10)})
+		recips = append(recips, store.RecipientRow{MailID: id, Name: "dsh", Kind: store.KindAgent, Role: "to",
+			Address: "dsh@/src/app.fix-leak", Workspace: "/src/app", Read: i%3 == 0})
+	}
+	write(t, f.st, func(ctx context.Context, q *store.Q) error { return q.BulkInsertMails(ctx, mails, recips) })
+	// 1 unread from the fixture plus the 802 of 1203 not marked read.
+	if n, err := f.st.Read().Unread(ctx, "dsh"); err != nil || n != 1+802 {
+		t.Fatalf("Unread after the bulk insert = %d, %v; want 803", n, err)
+	}
+	if in, err := f.st.Read().Inbox(ctx, "dsh", store.InboxAll, 2000, ""); err != nil || len(in) != 1204 {
+		t.Fatalf("Inbox after the bulk insert = %d mails, %v; want 1204", len(in), err)
+	}
 }
