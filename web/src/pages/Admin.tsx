@@ -363,22 +363,24 @@ function ModelsEditor({ name }: { name: string }) {
             ))}
           </ol>
           {items.length === 0 && <p className="text-sm text-red-700">{t('admin.emptyAllowed')}</p>}
-          <div>
-            <h4 className="mb-1 text-xs font-semibold text-slate-600">{t('admin.catalogue')}</h4>
-            {list(d.models).length === 0 ? (
-              <p className="text-xs text-slate-500">{t('admin.noCatalogue')}</p>
-            ) : (
-              <div className="flex flex-wrap gap-1">
-                {list(d.models)
-                  .filter((m) => !items.some((x) => key(x) === key(m)))
-                  .map((m) => (
-                    <Button key={key(m)} small onClick={() => add({ provider: m.provider, model: m.model })}>
-                      + {key(m)}
-                    </Button>
-                  ))}
+          {list(d.models).length === 0 ? (
+            <p className="text-xs text-slate-500">{t('admin.noCatalogue')}</p>
+          ) : (
+            list(d.models).some((m) => !items.some((x) => key(x) === key(m))) && (
+              <div>
+                <h4 className="mb-1 text-xs font-semibold text-slate-600">{t('admin.catalogue')}</h4>
+                <div className="flex flex-wrap gap-1">
+                  {list(d.models)
+                    .filter((m) => !items.some((x) => key(x) === key(m)))
+                    .map((m) => (
+                      <Button key={key(m)} small onClick={() => add({ provider: m.provider, model: m.model })}>
+                        + {key(m)}
+                      </Button>
+                    ))}
+                </div>
               </div>
-            )}
-          </div>
+            )
+          )}
           <form className="flex flex-wrap items-end gap-2" onSubmit={(e) => { e.preventDefault(); add({ provider: prov.trim(), model: model.trim() }); setModel('') }}>
             <Field label={t('admin.provider')}>{(id) => <input id={id} className={`${inputClass} w-36`} value={prov} onChange={(e) => setProv(e.target.value)} />}</Field>
             <Field label={t('admin.model')}>{(id) => <input id={id} className={`${inputClass} w-48`} value={model} onChange={(e) => setModel(e.target.value)} />}</Field>
