@@ -400,7 +400,11 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 			return nil, Invalid("address", fmt.Sprintf("%q is an agent; its address needs a path", a.Name),
 				fmt.Sprintf("write %s@/path/to/workspace (or .new / .alias after the path)", a.Name))
 		}
-		sess, err := q.DefaultSession(ctx, a.Name, a.Path, p.Name)
+		senderKind := store.KindPerson
+		if p.IsAgent() {
+			senderKind = store.KindAgent
+		}
+		sess, err := defaultSession(ctx, q, a, kind, p.Name, senderKind)
 		if err == nil {
 			out.Exists, out.SessionID, out.Alias = true, sess.SessionID, sess.Alias
 		} else if !errors.Is(err, store.ErrNotFound) {

@@ -338,7 +338,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			return nil, Invalid("to", fmt.Sprintf("%q is an agent; its address needs a path", to.Name),
 				fmt.Sprintf("write %s@/path/to/workspace (or .new / .alias after the path)", to.Name))
 		}
-		sess, err = tx.DefaultSession(ctx, to.Name, to.Path, p.Name)
+		sess, err = defaultSession(ctx, tx.Q, to, toKind, p.Name, senderKind)
 		if err == nil {
 			found = true
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -381,12 +381,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	}
 
 	// Parties and their paths in the session.
-	from := Party{Name: p.Name, Kind: senderKind}
-	if pt, err := tx.Participant(ctx, sess.SessionID, p.Name); err == nil {
-		from.Workspace = pt.Workspace
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
+	from := Party{Name: p.Name, Kind: senderKind} // its path: the one it has in the session
 	var recips []Party
 	for _, t := range targets {
 		recips = append(recips, Party{Name: t.addr.Name, Kind: t.kind, Workspace: t.addr.Path, Role: t.role})
@@ -430,6 +425,26 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	s.Log.Debug("mail sent", "mail_id", created.Mail.MailID, "session_id", sess.SessionID, "from", p.Name)
 	return &client.SendMailResponse{Status: SendStatusSent, MailID: created.Mail.MailID, SessionID: sess.SessionID,
 		SessionAlias: sess.Alias, NewSession: newSession, BudgetRemaining: remaining(sess), BudgetMax: sess.BudgetMax}, nil
+}
+
+// defaultSession answers the default session of an address without a
+// session part, for a send without reply_to (seed 000 section 0), or
+// store.ErrNotFound (the send opens a new session):
+//   - to an agent: the most recently active session whose agent is that
+//     agent at that path and in which the sender takes part;
+//   - from an agent to a person: the most recently active session whose
+//     agent is the sender and in which the person takes part;
+//   - from a person to a person: the most recently active people-only
+//     session (no agent) in which both take part.
+func defaultSession(ctx context.Context, q *store.Q, to address.Address, toKind, sender, senderKind string) (store.SessionRow, error) {
+	switch {
+	case toKind == store.KindAgent:
+		return q.DefaultSession(ctx, to.Name, to.Path, sender)
+	case senderKind == store.KindAgent:
+		return q.DefaultAgentSessionWith(ctx, sender, to.Name)
+	default:
+		return q.DefaultPeopleSession(ctx, sender, to.Name)
+	}
 }
 
 func aliasNotFound(a address.Address) error {

@@ -205,16 +205,48 @@ func (q *Q) Participant(ctx context.Context, sessionID, name string) (Participan
 	return p, err
 }
 
-// DefaultSession answers the most recently active session in which
-// recipient takes part at workspace and sender takes part too, or
-// ErrNotFound (seed 000 section 0: the default session).
-func (q *Q) DefaultSession(ctx context.Context, recipient, workspace, sender string) (SessionRow, error) {
-	s, err := scanSession(q.QueryRow(ctx, `SELECT `+prefixed("s.", sessionCols)+`
-		FROM session_participants r
-		JOIN session_participants p ON p.session_id = r.session_id AND p.name = ?
-		JOIN mail_sessions s ON s.session_id = r.session_id
-		WHERE r.name = ? AND r.workspace = ?
-		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, sender, recipient, workspace))
+// DefaultSession answers the default session of an agent address without
+// a session part (seed 000 section 0): the most recently active session
+// whose agent is agent at workspace (mail_sessions.agent_name = agent AND
+// mail_sessions.workspace = workspace) in which sender takes part, or
+// ErrNotFound (the send then opens a new one).
+func (q *Q) DefaultSession(ctx context.Context, agent, workspace, sender string) (SessionRow, error) {
+	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+`
+		FROM session_participants p
+		JOIN mail_sessions s ON s.session_id = p.session_id
+		WHERE p.name = ? AND s.agent_name = ? AND s.workspace = ?
+		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, sender, agent, workspace)
+}
+
+// DefaultAgentSessionWith answers the default session of an agent's mail
+// to a person (a bare name, no reply_to): the most recently active session
+// whose agent is agent, at any path, in which person takes part, or
+// ErrNotFound.
+func (q *Q) DefaultAgentSessionWith(ctx context.Context, agent, person string) (SessionRow, error) {
+	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+`
+		FROM session_participants p
+		JOIN mail_sessions s ON s.session_id = p.session_id
+		WHERE p.name = ? AND s.agent_name = ?
+		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, person, agent)
+}
+
+// DefaultPeopleSession answers the default session of a person's mail to a
+// person (a bare name, no reply_to): the most recently active people-only
+// session (no agent: agent_name is empty and no agent takes part) in which
+// both take part, or ErrNotFound.
+func (q *Q) DefaultPeopleSession(ctx context.Context, sender, recipient string) (SessionRow, error) {
+	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+`
+		FROM session_participants a
+		JOIN session_participants b ON b.session_id = a.session_id AND b.name = ?
+		JOIN mail_sessions s ON s.session_id = a.session_id
+		WHERE a.name = ? AND s.agent_name = ''
+		AND NOT EXISTS (SELECT 1 FROM session_participants g WHERE g.session_id = s.session_id AND g.kind = ?)
+		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, recipient, sender, KindAgent)
+}
+
+// oneSession answers the first session a query selects, or ErrNotFound.
+func (q *Q) oneSession(ctx context.Context, query string, args ...any) (SessionRow, error) {
+	s, err := scanSession(q.QueryRow(ctx, query, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, ErrNotFound
 	}
