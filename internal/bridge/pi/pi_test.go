@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
 	"github.com/agentmail/agentmail/internal/fakemodel"
 	"github.com/agentmail/agentmail/internal/platformtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 		serveTestMCP()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	mailrig.RemoveBuild()
+	os.Exit(code)
 }
 
 func serveTestMCP() {
@@ -497,11 +500,6 @@ func TestAgainstRealPi(t *testing.T) {
 		}
 		if err := a.RenameSession(context.Background(), resA.PlatformSessionID, ""); err == nil {
 			t.Fatal("an empty name was accepted")
-		}
-		// The live process writes its name with its next entry; stop it so the file has it.
-		if p := a.liveProc(resA.PlatformSessionID); p != nil {
-			a.forget(resA.PlatformSessionID, p)
-			p.stop()
 		}
 		sessions, err := a.ListSessions(context.Background())
 		if err != nil {
