@@ -69,16 +69,17 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 	if nm.From.Kind == store.KindSystem {
 		m.FromAddress = nm.From.Name
 	} else {
-		m.FromAddress = address.Format(nm.From.Name, nm.From.Workspace, sess.Alias)
+		// The sender's own path in the session is the one stored when it
+		// joined earlier; From.Workspace only fills an empty one.
+		ws, err := tx.JoinSession(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: nm.From.Name,
+			Kind: nm.From.Kind, Workspace: nm.From.Workspace, JoinedAt: now, LastActivity: now})
+		if err != nil {
+			return nil, err
+		}
+		m.FromAddress = address.Format(nm.From.Name, ws, sess.Alias)
 	}
 	if err := tx.InsertMail(ctx, m); err != nil {
 		return nil, err
-	}
-	if nm.From.Kind != store.KindSystem {
-		if err := tx.AddParticipant(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: nm.From.Name,
-			Kind: nm.From.Kind, Workspace: nm.From.Workspace, JoinedAt: now, LastActivity: now}); err != nil {
-			return nil, err
-		}
 	}
 	out := &CreatedMail{Mail: m, Session: sess, EventIDs: map[string]int64{}}
 	seen := map[string]bool{}

@@ -144,13 +144,15 @@ func (s *Store) runBatch(batch []*writeReq) {
 		s.runAlone(ctx, tx, batch[0])
 		return
 	}
+	// Savepoint statements go through the statement cache like any other.
+	bq := &Q{db: tx, d: s.dialect, tx: true, stmts: s.wstmts, sqltx: tx}
 	events := 0
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if _, err := bq.Exec(ctx, "SAVEPOINT w"); err != nil {
 			_ = tx.Rollback()
 			fail(fmt.Errorf("store: savepoint: %w", err))
 			return
@@ -159,7 +161,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		err := runFn(r, q)
 		if err != nil {
 			errs[i] = err
-			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
+			if _, rerr := bq.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
 				// The database ended the transaction itself (SQLite does on
 				// I/O errors): nothing of this batch is kept.
 				_ = tx.Rollback()
@@ -170,7 +172,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 			ran[i] = true
 			events += q.appended
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT w"); err != nil {
+		if _, err := bq.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
 			_ = tx.Rollback()
 			fail(fmt.Errorf("store: release savepoint: %w", err))
 			return
