@@ -211,11 +211,10 @@ func (q *Q) Participant(ctx context.Context, sessionID, name string) (Participan
 // mail_sessions.workspace = workspace) in which sender takes part, or
 // ErrNotFound (the send then opens a new one).
 func (q *Q) DefaultSession(ctx context.Context, agent, workspace, sender string) (SessionRow, error) {
-	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+`
-		FROM session_participants p
-		JOIN mail_sessions s ON s.session_id = p.session_id
-		WHERE p.name = ? AND s.agent_name = ? AND s.workspace = ?
-		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, sender, agent, workspace)
+	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+` FROM mail_sessions s
+		WHERE s.agent_name = ? AND s.workspace = ?
+		AND EXISTS (SELECT 1 FROM session_participants p WHERE p.session_id = s.session_id AND p.name = ?)
+		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, agent, workspace, sender)
 }
 
 // DefaultAgentSessionWith answers the default session of an agent's mail
@@ -223,11 +222,10 @@ func (q *Q) DefaultSession(ctx context.Context, agent, workspace, sender string)
 // whose agent is agent, at any path, in which person takes part, or
 // ErrNotFound.
 func (q *Q) DefaultAgentSessionWith(ctx context.Context, agent, person string) (SessionRow, error) {
-	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+`
-		FROM session_participants p
-		JOIN mail_sessions s ON s.session_id = p.session_id
-		WHERE p.name = ? AND s.agent_name = ?
-		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, person, agent)
+	return q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+` FROM mail_sessions s
+		WHERE s.agent_name = ?
+		AND EXISTS (SELECT 1 FROM session_participants p WHERE p.session_id = s.session_id AND p.name = ?)
+		ORDER BY s.last_activity DESC, s.session_id DESC LIMIT 1`, agent, person)
 }
 
 // DefaultPeopleSession answers the default session of a person's mail to a
