@@ -262,10 +262,12 @@ const (
 //
 // To is one address `name@path.session` or a bare person name. Cc is a list
 // separated by comma, semicolon, whitespace or a full-width comma.
-// SessionAlias only applies when a new session is created. Relay is "",
-// "summary" or "permission"; RelayKey is required when Relay is set (W-5.1)
+// SessionAlias only applies when a new session is created. Relay is "" or
+// "summary" ("permission" is stored only by POST /api/v1/permission/request;
+// a send with it is a 400); RelayKey is required when Relay is set (W-5.1)
 // and a replay answers {"status":"duplicate_relay"} (W-5.2). A summary relay
-// must have ReplyTo set to a mail the sender received.
+// must have ReplyTo set to a mail the sender received, and reaches only that
+// mail's sender and its session's participants.
 type SendMailRequest struct {
 	To            string   `json:"to"`
 	Cc            string   `json:"cc,omitempty"`

@@ -60,10 +60,13 @@ type sendSpec struct {
 // alias is a 404 and nothing is created, N-8) or, for a reply to an address
 // without a session part, is the replied mail's session. An agent's own mail
 // uses one round of the session budget (403 budget_exhausted at the limit);
-// a relay mail ("summary" | "permission", W-5) uses none, needs relay_key,
+// a relay mail ("summary", W-5) uses none, needs relay_key,
 // and a relay_key seen before answers status duplicate_relay storing
-// nothing; a summary relay must answer (reply_to) a mail the agent received
-// and a relay never opens a session. An agent may open at most
+// nothing; a summary relay must answer (reply_to) a mail the agent received,
+// stays in that mail's session and reaches only that mail's sender and the
+// session's participants (never opening a session or adding anyone); relay
+// "permission" is refused here (POST /permission/request stores those). An
+// agent may open at most
 // NewSessionLimit sessions per NewSessionWindow (429 with the wait).
 func (s *Service) Send(ctx context.Context, p *Principal, req client.SendMailRequest) (*client.SendMailResponse, error) {
 	spec, err := s.parseSend(p, req)
@@ -88,7 +91,12 @@ func (s *Service) parseSend(p *Principal, req client.SendMailRequest) (*sendSpec
 		if spec.relayKey != "" {
 			return nil, Invalid("relay_key", "relay_key is only for relay mails", `drop relay_key, or set relay to "summary" or "permission" (bridges only, W-5.3)`)
 		}
-	case client.RelaySummary, client.RelayPermission:
+	case client.RelayPermission:
+		// The gateway's own permission path (RequestPermission) stores these;
+		// a send with it would be a mail outside any request, without a round.
+		return nil, Invalid("relay", `relay "permission" cannot be sent as a mail`,
+			"use POST /api/v1/permission/request for a permission question")
+	case client.RelaySummary:
 		if !p.IsAgent() {
 			return nil, Invalid("relay", "relay mails are sent by bridges with an agent key", "drop relay")
 		}
@@ -290,6 +298,12 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	newSession := false
 	to := spec.to
 	switch {
+	case spec.relay != "":
+		// The free channel (I-2) stays in the replied mail's session.
+		if sess, err = s.relaySession(ctx, tx, spec, parent); err != nil {
+			return nil, err
+		}
+		found = true
 	case to.Session == address.SessionAlias:
 		sess, err = tx.SessionByAlias(ctx, to.Alias)
 		if err == nil {
@@ -366,6 +380,12 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		newSession = true
 	}
 
+	if spec.relay != "" {
+		if err := checkRelayRecipients(ctx, tx, sess, parent, targets); err != nil {
+			return nil, err
+		}
+	}
+
 	// Budget: an agent's own mail uses one round; relays use none (I-2).
 	if p.IsAgent() && spec.relay == "" {
 		ok, err := tx.UseRound(ctx, sess.SessionID)
@@ -425,6 +445,58 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	s.Log.Debug("mail sent", "mail_id", created.Mail.MailID, "session_id", sess.SessionID, "from", p.Name)
 	return &client.SendMailResponse{Status: SendStatusSent, MailID: created.Mail.MailID, SessionID: sess.SessionID,
 		SessionAlias: sess.Alias, NewSession: newSession, BudgetRemaining: remaining(sess), BudgetMax: sess.BudgetMax}, nil
+}
+
+// relaySession answers the session of a relay mail: the replied mail's
+// session, whatever the address's session part says, as long as it names
+// no other session. A relay never opens a session: .new is a 400 (field
+// to), an unknown alias a 404, another session's alias a 400.
+func (s *Service) relaySession(ctx context.Context, tx *Tx, spec *sendSpec, parent *store.ViewedMail) (store.SessionRow, error) {
+	if parent == nil {
+		return store.SessionRow{}, Invalid("reply_to", "a relay mail must answer a mail: set reply_to", "")
+	}
+	to := spec.to
+	switch to.Session {
+	case address.SessionNew:
+		return store.SessionRow{}, Invalid("to", "a relay mail cannot open a new session",
+			"reply in the session of the mail you answer: set reply_to and address it without .new")
+	case address.SessionAlias:
+		other, err := tx.SessionByAlias(ctx, to.Alias)
+		if errors.Is(err, store.ErrNotFound) {
+			return store.SessionRow{}, aliasNotFound(to)
+		}
+		if err != nil {
+			return store.SessionRow{}, err
+		}
+		if other.SessionID != parent.SessionID {
+			return store.SessionRow{}, InvalidCode("relay_other_session", "to",
+				fmt.Sprintf("a relay mail stays in the session of the mail it answers; %q is another session", to.Alias),
+				"address the reply without a session part, or send a normal mail (it uses a round)")
+		}
+	}
+	return tx.GetSession(ctx, parent.SessionID)
+}
+
+// checkRelayRecipients enforces that a relay mail reaches only the replied
+// mail's sender and the session's existing participants (to and cc), so
+// the free channel never adds anyone to a conversation: anyone else is a
+// 400 relay_recipient naming the field (to or cc).
+func checkRelayRecipients(ctx context.Context, tx *Tx, sess store.SessionRow, parent *store.ViewedMail, targets []target) error {
+	for _, t := range targets {
+		if t.addr.Name == parent.FromName {
+			continue
+		}
+		_, err := tx.Participant(ctx, sess.SessionID, t.addr.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return InvalidCode("relay_recipient", t.role,
+				fmt.Sprintf("%s takes no part in session %q; a relay mail only reaches the replied mail's sender and the session's participants", t.addr.Name, sess.Alias),
+				"drop "+t.addr.Name+" from "+t.role+", or send a normal mail (it uses a round) to bring them in")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // defaultSession answers the default session of an address without a
