@@ -37,8 +37,10 @@ if [ "${AGENTMAIL_SKIP_POSTGRES:-0}" != 1 ] || [ "${CI:-}" = true ]; then
 fi
 
 if [ -f web/package.json ]; then
-  echo "== web unit tests"
-  (cd web && npm test --silent)
+  echo "== web typecheck and unit tests"
+  (cd web && npm run --silent typecheck && npm test --silent)
+  echo "== committed web build matches the sources"
+  SKIP_NPM_CI=1 scripts/check-web-build.sh
   if grep -q '"test:e2e"' web/package.json; then
     echo "== web browser tests"
     go build -o web/.e2e-agentmail ./cmd/agentmail
