@@ -24,7 +24,12 @@ import (
 
 // The test binary doubles as a tiny AgentMail MCP server: started as `<test binary>
 // mcp-serve` it offers one tool, whoami, answering with the environment it was given.
+// With AGENTMAIL_TEST_FAKE_PI=1 it is a scripted pi instead (stuck_test.go).
 func TestMain(m *testing.M) {
+	if os.Getenv(fakePiEnv) == "1" {
+		fakePi()
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "mcp-serve" {
 		serveTestMCP()
 		return
