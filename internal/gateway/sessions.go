@@ -68,6 +68,21 @@ func sessionFor(ctx context.Context, q *store.Q, id, name string) (store.Session
 	return row, nil
 }
 
+// ownSessionFor answers the session if name is its agent (the session's
+// agent_name), else the same 404 as an unknown id: only that agent's bridge
+// names the session (W-7) or binds its platform session (B-3.3); an agent
+// that merely takes part (cc) cannot.
+func ownSessionFor(ctx context.Context, q *store.Q, id, name string) (store.SessionRow, error) {
+	row, err := sessionFor(ctx, q, id, name)
+	if err != nil {
+		return row, err
+	}
+	if row.AgentName != name {
+		return row, ErrSessionNotFound
+	}
+	return row, nil
+}
+
 // GetSession answers a session the principal takes part in.
 func (s *Service) GetSession(ctx context.Context, p *Principal, id string) (*client.Session, error) {
 	q := s.Read()
@@ -192,10 +207,12 @@ func (s *Service) emitSessionUpdated(ctx context.Context, tx *Tx, row store.Sess
 // back (D-5). The alias loses '.', '@' and '/' (W-7.1), a placeholder alias
 // or title is ignored (W-7.2), a clash gets -2, -3, and a person's manual
 // alias is kept whatever is proposed. Sync never fails for a valid session.
+// Only the session's agent may sync it; any other caller gets 404
+// session_not_found.
 func (s *Service) SyncSession(ctx context.Context, p *Principal, id string, req client.SyncSessionRequest) (*client.Session, error) {
 	var out *client.Session
 	err := s.Write(ctx, func(tx *Tx) error {
-		row, err := sessionFor(ctx, tx.Q, id, p.Name)
+		row, err := ownSessionFor(ctx, tx.Q, id, p.Name)
 		if err != nil {
 			return err
 		}
@@ -238,7 +255,8 @@ func firstLine(s string) string {
 }
 
 // BindPlatformSession stores the platform's session id on the mail session
-// (B-3.3), so the map survives a bridge restart.
+// (B-3.3), so the map survives a bridge restart. Only the session's agent
+// may bind it; any other caller gets 404 session_not_found.
 func (s *Service) BindPlatformSession(ctx context.Context, p *Principal, id string, req client.BindPlatformSessionRequest) (*client.Session, error) {
 	pid := strings.TrimSpace(req.PlatformSessionID)
 	if len(pid) > 512 {
@@ -246,7 +264,7 @@ func (s *Service) BindPlatformSession(ctx context.Context, p *Principal, id stri
 	}
 	var out *client.Session
 	err := s.Write(ctx, func(tx *Tx) error {
-		row, err := sessionFor(ctx, tx.Q, id, p.Name)
+		row, err := ownSessionFor(ctx, tx.Q, id, p.Name)
 		if err != nil {
 			return err
 		}
