@@ -152,6 +152,10 @@ func (s *Service) parseAddresses(spec *sendSpec, cc string) error {
 		if err != nil {
 			return Invalid("cc", err.Error(), "separate cc addresses with commas")
 		}
+		if a.Session == address.SessionNew {
+			return Invalid("cc", fmt.Sprintf("%q: a cc address cannot open a session (.new); a mail has one session", item),
+				"drop .new from the cc address, or send a separate mail to "+item)
+		}
 		spec.cc = append(spec.cc, normalize(a))
 	}
 	if len(spec.cc)+1 > MaxRecipients {
@@ -380,6 +384,16 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		newSession = true
 	}
 
+	// A cc address's session part can only name this mail's session.
+	for _, a := range spec.cc {
+		if a.Session == address.SessionAlias && a.Alias != sess.Alias {
+			e := aliasNotFound(a).(*Error)
+			e.Field = "cc"
+			e.Message = fmt.Sprintf("cc %s: the mail goes to session %q, and %q is not an alias of it; nothing was sent", a.String(), sess.Alias, a.Alias)
+			e.Suggestion = "write the cc address without a session part, or send a separate mail to that session"
+			return nil, e
+		}
+	}
 	if spec.relay != "" {
 		if err := checkRelayRecipients(ctx, tx, sess, parent, targets); err != nil {
 			return nil, err
