@@ -48,7 +48,8 @@ type CreatedMail struct {
 // CreateMailTx stores one mail in the transaction: the mail row, its
 // recipients (unread), the attachment links, the session's participants and
 // last activity, the sender's count, and one new_mail event per recipient
-// carrying the W-4 fields of that recipient's own address. Permission
+// carrying the W-4 fields of that recipient's own address (to_workspace is
+// the path written in this mail's address for that recipient). Permission
 // requests, decisions, failure reports and reminders are mails too and are
 // created through here. It does not check budgets, relays or rate limits;
 // Send does.
@@ -88,12 +89,17 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 			continue // the same name twice (to and cc): one copy, the first role
 		}
 		seen[r.Name] = true
-		// The participant may have joined earlier at another path; its own
-		// path in the session is the one stored.
+		// The participant may have joined earlier at another path, which
+		// stays its path in the session; this mail's recipient row and event
+		// carry the path of the address written in this mail (W-4
+		// to_workspace), or the stored one when the address had none.
 		ws, err := tx.JoinSession(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
 			Workspace: r.Workspace, JoinedAt: now, LastActivity: now})
 		if err != nil {
 			return nil, err
+		}
+		if r.Workspace != "" {
+			ws = r.Workspace
 		}
 		rr := store.RecipientRow{MailID: m.MailID, Name: r.Name, Kind: r.Kind, Role: r.Role,
 			Address: address.Format(r.Name, ws, sess.Alias), Workspace: ws, Position: i}
