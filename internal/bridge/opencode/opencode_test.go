@@ -423,6 +423,29 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		}
 	})
 
+	t.Run("a second adapter attaches to the running server and leaves it running", func(t *testing.T) {
+		environ := append(append([]string(nil), a.opts.Environ...), EnvURL+"="+a.api.base, EnvPassword+"=wrong")
+		bad := New(Options{Environ: environ, StartTimeout: 5 * time.Second})
+		if err := bad.Start(context.Background(), bridge.Env{Log: func(string, ...any) {}}); err == nil || !strings.Contains(err.Error(), "password") {
+			t.Fatalf("attaching with a wrong password: %v, want an error about the password", err)
+		}
+		environ = append(environ, EnvPassword+"="+a.api.password)
+		b := New(Options{Environ: environ})
+		if err := b.Start(context.Background(), bridge.Env{Log: func(string, ...any) {}}); err != nil {
+			t.Fatal(err)
+		}
+		res := runTurn(t, b, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "status please, attached"})
+		if res.Text != "all is well" || res.Facts.PID != 0 {
+			t.Fatalf("attached turn %+v (no pid: the server is not ours)", res)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(a.serverPID(), 0); err != nil {
+			t.Fatalf("closing the attached adapter stopped the server: %v", err)
+		}
+	})
+
 	t.Run("Close stops the server", func(t *testing.T) {
 		pid := a.serverPID()
 		if pid <= 0 {
