@@ -93,6 +93,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 		if dec.More() {
 			return gateway.InvalidCode("invalid_json", "", "the body holds more than one JSON value", "send exactly one JSON object")
 		}
+		if f := nulField(dst); f != "" { // textcheck.go: PostgreSQL stores no NUL
+			return gateway.InvalidCode("nul_character", f, fmt.Sprintf("field %q contains a NUL character (U+0000), which cannot be stored", f),
+				"remove the NUL characters (for example from pasted binary output) and send again")
+		}
 		return nil
 	}
 	var mbe *http.MaxBytesError
