@@ -89,6 +89,38 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 	return p, nil
 }
 
+// CheckKeyActive answers nil while the key keyID may keep serving a
+// connection it authenticated (an open event stream), or a 401 once it was
+// revoked (key_revoked), reached expires_at on the service clock
+// (key_expired), was removed, or its person owner was disabled. A one-time
+// key's first use does not end the connection it opened. Database faults
+// are returned as they are (not *Error).
+func (s *Service) CheckKeyActive(ctx context.Context, keyID string) error {
+	k, err := s.Read().GetKey(ctx, keyID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Unauthorized("invalid_key", "the key is unknown")
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case k.RevokedAt != nil:
+		return Unauthorized("key_revoked", "the key was revoked")
+	case k.ExpiresAt != nil && !s.Now().Before(*k.ExpiresAt):
+		return Unauthorized("key_expired", "the key expired")
+	}
+	if k.Kind == KeyUser {
+		if u, err := s.Read().GetUser(ctx, k.Owner); errors.Is(err, store.ErrNotFound) {
+			return Unauthorized("invalid_key", "the key's owner no longer exists")
+		} else if err != nil {
+			return err
+		} else if u.Disabled {
+			return Unauthorized("account_disabled", "the key's owner is disabled")
+		}
+	}
+	return nil
+}
+
 // checkLifecycle validates lifecycle and expires_at together.
 func (s *Service) checkLifecycle(lifecycle string, expires *time.Time) (string, error) {
 	if lifecycle == "" {

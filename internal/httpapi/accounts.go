@@ -74,6 +74,7 @@ func (s *Server) handleDeleteUserKey(w http.ResponseWriter, r *http.Request) err
 	if err := s.svc.RevokeKey(r.Context(), gateway.KeyUser, PrincipalOf(r).Name, chi.URLParam(r, "key_id")); err != nil {
 		return err
 	}
+	s.keyed.revoke(chi.URLParam(r, "key_id")) // its open event streams end now
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -104,6 +105,7 @@ func (s *Server) handleDeleteAgentKey(w http.ResponseWriter, r *http.Request) er
 	if err := s.svc.RevokeKey(r.Context(), gateway.KeyAgent, "", chi.URLParam(r, "key_id")); err != nil {
 		return err
 	}
+	s.keyed.revoke(chi.URLParam(r, "key_id")) // its open event streams end now
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -121,6 +123,7 @@ func (s *Server) handleAdminDeleteUserKey(w http.ResponseWriter, r *http.Request
 	if err := s.svc.RevokeKey(r.Context(), gateway.KeyUser, "", chi.URLParam(r, "key_id")); err != nil {
 		return err
 	}
+	s.keyed.revoke(chi.URLParam(r, "key_id")) // its open event streams end now
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -16,7 +16,9 @@ import (
 // the stream first replays the principal's events after that id from the
 // log; without it nothing old is sent (N-11). Every open stream of the
 // principal gets every event. Comment lines keep proxies from closing an
-// idle stream; X-Accel-Buffering: no stops nginx from buffering it.
+// idle stream; X-Accel-Buffering: no stops nginx from buffering it. A
+// stream opened with a key ends when that key is revoked, and at the first
+// heartbeat after it expired; the client's reconnect then gets the 401.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	p := PrincipalOf(r)
 	var last int64 = -1
@@ -34,6 +36,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := s.hub.Subscribe(p.Name)
 	defer sub.Close()
+	// A stream opened with a key ends when the key is revoked (at once) or
+	// expires (checked at each heartbeat); nil for cookies.
+	var revoked <-chan struct{}
+	if p.KeyID != "" {
+		ch, done := s.keyed.add(p.KeyID)
+		defer done()
+		revoked = ch
+	}
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -69,6 +79,9 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-s.streams:
 			return nil
+		case <-revoked:
+			fmt.Fprint(w, ": key revoked\n\n")
+			return nil
 		case e, ok := <-sub.C:
 			if !ok {
 				return nil // dropped as too slow, or shutdown: the client resumes with Last-Event-ID
@@ -91,6 +104,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			}
 			flusher.Flush()
 		case <-beat.C:
+			if p.KeyID != "" {
+				if err := s.svc.CheckKeyActive(r.Context(), p.KeyID); gateway.AsError(err) != nil {
+					fmt.Fprintf(w, ": %s\n\n", gateway.AsError(err).Code)
+					return nil
+				} else if err != nil {
+					s.log.Warn("event stream: key check failed; the stream stays open", "err", err)
+				}
+			}
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return nil
 			}

@@ -38,6 +38,12 @@ const adminPassword = "admin-password"
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, httpapi.Options{SSEHeartbeat: time.Second})
+}
+
+// newEnvWith is newEnv with the server's options.
+func newEnvWith(t *testing.T, opt httpapi.Options) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st := storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
 	clock := gateway.NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
@@ -48,7 +54,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	svc.Notifier = hub
-	srv := httpapi.New(svc, hub, log, httpapi.Options{SSEHeartbeat: time.Second})
+	srv := httpapi.New(svc, hub, log, opt)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		srv.Drain()

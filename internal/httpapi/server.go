@@ -48,6 +48,8 @@ type Server struct {
 	// met is built once by metrics() (metrics.go).
 	metOnce sync.Once
 	met     *metrics
+	// keyed holds the open event streams by key, ended on revocation.
+	keyed keyStreams
 }
 
 // New builds a Server. The hub must be started by the caller.

@@ -1,0 +1,51 @@
+package httpapi
+
+import "sync"
+
+// keyStreams tracks the open event streams by the key that authenticated
+// them, so revoking a key ends its streams at once (expiry is caught by the
+// stream's own check at each heartbeat). The zero value is ready to use.
+type keyStreams struct {
+	mu sync.Mutex
+	m  map[string]map[chan struct{}]struct{}
+}
+
+// add registers a stream opened with keyID; the channel is closed when the
+// key is revoked, and done unregisters the stream.
+func (k *keyStreams) add(keyID string) (revoked <-chan struct{}, done func()) {
+	ch := make(chan struct{})
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]map[chan struct{}]struct{}{}
+	}
+	set := k.m[keyID]
+	if set == nil {
+		set = map[chan struct{}]struct{}{}
+		k.m[keyID] = set
+	}
+	set[ch] = struct{}{}
+	k.mu.Unlock()
+	return ch, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if set, ok := k.m[keyID]; ok {
+			if _, open := set[ch]; open {
+				delete(set, ch)
+				close(ch)
+			}
+			if len(set) == 0 {
+				delete(k.m, keyID)
+			}
+		}
+	}
+}
+
+// revoke ends every stream opened with keyID.
+func (k *keyStreams) revoke(keyID string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for ch := range k.m[keyID] {
+		close(ch)
+	}
+	delete(k.m, keyID)
+}
