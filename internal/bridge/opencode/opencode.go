@@ -74,10 +74,13 @@ type Options struct {
 	// lines), and where EnvURL and EnvPassword are read; nil means os.Environ(). The
 	// user's provider configuration (OPENCODE_CONFIG_CONTENT, OPENCODE_CONFIG, …) passes
 	// through untouched.
-	Environ      []string
+	Environ []string
+	// StartTimeout bounds the wait for GET /global/health at Start (DefaultStartTimeout).
 	StartTimeout time.Duration
-	KillGrace    time.Duration
-	AbortWait    time.Duration
+	// KillGrace is how long the started server gets after SIGTERM before SIGKILL.
+	KillGrace time.Duration
+	// AbortWait bounds the wait for the idle event after the adapter aborted a session.
+	AbortWait time.Duration
 }
 
 // replyRoute is how the installed opencode answers a permission request.

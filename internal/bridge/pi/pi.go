@@ -83,7 +83,9 @@ type Options struct {
 	IdleTimeout time.Duration
 	// StartTimeout bounds how long a new process may take to answer get_state.
 	StartTimeout time.Duration
-	KillGrace    time.Duration
+	// KillGrace is how long a process gets after stdin closes, and again after SIGTERM,
+	// before it is killed.
+	KillGrace time.Duration
 	// ModelCacheTTL is how long ListModels reuses its last answer.
 	ModelCacheTTL time.Duration
 }

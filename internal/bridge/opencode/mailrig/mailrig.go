@@ -89,6 +89,7 @@ type Log struct {
 	b  strings.Builder
 }
 
+// Write appends p; it never fails.
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
