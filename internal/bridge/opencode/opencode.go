@@ -436,7 +436,21 @@ func (a *Adapter) ready() (*api, *stream, bridge.Env, error) {
 	if a.api == nil || a.closed {
 		return nil, nil, bridge.Env{}, errors.New("opencode: the adapter is not started (call Start) or already closed")
 	}
+	if a.waitDone != nil {
+		select {
+		case <-a.waitDone:
+			return nil, nil, bridge.Env{}, fmt.Errorf("opencode: the server exited: %s", a.output.String())
+		default:
+		}
+	}
 	return a.api, a.stream, a.env, nil
+}
+
+// serverExited is closed when the started server exits (nil, never ready, when attached).
+func (a *Adapter) serverExited() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waitDone
 }
 
 func (a *Adapter) rememberDir(sessionID, dir string) {

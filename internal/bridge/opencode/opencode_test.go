@@ -462,3 +462,20 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		}
 	})
 }
+
+func TestAServerThatDiesDuringATurnFailsTheTurnAndTheNextOne(t *testing.T) {
+	a, _ := setup(t, fakemodel.Rule{UserContains: "make the file", Reply: fakemodel.Call("bash", map[string]any{"command": "touch made.txt", "description": "x"})})
+	pid := a.serverPID()
+	res, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "please make the file",
+		Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // the server dies while a person is asked
+			<-ctx.Done()
+			return bridge.PermissionAnswer{}
+		}})
+	if err != nil || !res.Failed || !strings.Contains(res.FailureReason, "exited") || res.Facts.StopReason != "exited" {
+		t.Fatalf("result %+v, %v; want a failed turn naming the exit", res, err)
+	}
+	if _, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "hi"}); err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("a turn after the server died: %v, want an error naming the exit", err)
+	}
+}

@@ -141,8 +141,17 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 
 	var abortedAt time.Time
 	var abortTimer <-chan time.Time
+	exited := a.serverExited()
 	for {
 		select {
+		case <-exited:
+			res.Facts.EndedAt = time.Now()
+			res.Facts.BytesRead = t.bytes
+			res.Failed = true
+			res.FailureReason = "the opencode server exited during the turn"
+			res.Facts.StopReason = "exited"
+			t.verdict(errors.New(res.FailureReason))
+			return res, nil
 		case <-w.notify:
 			if t.handle(w.take()) {
 				return t.finish(ctx, res, w)
