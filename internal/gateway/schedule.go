@@ -124,7 +124,7 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 				fmt.Sprintf("write %s@/path/to/workspace", a.Name))
 		case a.Session == address.SessionAlias:
 			if _, err := q.SessionByAlias(ctx, a.Alias); errors.Is(err, store.ErrNotFound) {
-				return nil, aliasNotFound(a)
+				return nil, aliasNotFoundIn(a, "recipients")
 			} else if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,14 +82,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
-// decodeJSON reads the request body into dst, strictly: unknown fields are
-// allowed (clients may be newer), but a wrong type is a 400 naming the field
-// with the expected and actual JSON type (W-2), malformed JSON is a 400 and
-// a body over MaxJSONBody a 413.
+// decodeJSON reads the request body into dst, strictly: a field dst does
+// not have is a 400 unknown_field naming it (a misspelt field would
+// otherwise be silently dropped), a wrong type is a 400 wrong_type naming
+// the field with the expected and actual JSON type (W-2; a time that is not
+// RFC 3339 too), malformed JSON is a 400 and a body over MaxJSONBody a 413
+// (field "body").
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	body := http.MaxBytesReader(w, r.Body, MaxJSONBody)
-	dec := json.NewDecoder(body)
-	err := dec.Decode(dst)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return bodyTooLarge()
+		}
+		return gateway.InvalidCode("invalid_json", "body", "the request body could not be read: "+err.Error(), "send the body again")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(dst)
 	if err == nil {
 		if dec.More() {
 			return gateway.InvalidCode("invalid_json", "", "the body holds more than one JSON value", "send exactly one JSON object")
@@ -104,7 +115,19 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &mbe):
-		return gateway.TooLarge("body_too_large", fmt.Sprintf("the body is larger than %d bytes", MaxJSONBody), "send less")
+		return bodyTooLarge()
+	case unknownField(err) != "":
+		f := unknownField(err)
+		return gateway.InvalidCode("unknown_field", f, fmt.Sprintf("field %q is not part of this request", f),
+			"remove it; see docs/API.md")
+	case isTimeError(err):
+		field := badTimeField(dst, raw)
+		if field == "" {
+			field = "body"
+		}
+		return gateway.InvalidCode("wrong_type", field,
+			fmt.Sprintf("field %q must be an RFC 3339 time such as \"2026-09-02T10:00:00Z\": %v", field, err),
+			"send the time as an RFC 3339 string with a zone")
 	case errors.Is(err, io.EOF):
 		return gateway.InvalidCode("invalid_json", "", "the request body is empty", "send a JSON object")
 	case errors.As(err, &te):
@@ -121,6 +144,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	default:
 		return gateway.InvalidCode("invalid_json", "", "malformed JSON: "+err.Error(), "send a valid JSON object")
 	}
+}
+
+// bodyTooLarge is the 413 of a JSON body over MaxJSONBody.
+func bodyTooLarge() error {
+	e := gateway.TooLarge("body_too_large", fmt.Sprintf("the request body is larger than %d bytes", MaxJSONBody),
+		"send less; put large content in an attachment")
+	e.Field = "body"
+	return e
 }
 
 // jsonKind names the JSON type a Go type decodes from.
