@@ -178,7 +178,9 @@ func checkContent(spec *sendSpec) error {
 		return Invalid("subject", fmt.Sprintf("subject is longer than %d characters", MaxSubjectRunes), "shorten it; the body has room")
 	}
 	if len(spec.body) > MaxBodyBytes {
-		return TooLarge("body_too_large", fmt.Sprintf("body is larger than %d bytes", MaxBodyBytes), "send the rest as an attachment")
+		e := TooLarge("body_too_large", fmt.Sprintf("body is larger than %d bytes", MaxBodyBytes), "send the rest as an attachment")
+		e.Field = "body"
+		return e
 	}
 	if !utf8.ValidString(spec.subject) || !utf8.ValidString(spec.body) {
 		return Invalid("body", "subject and body must be UTF-8", "")
@@ -533,8 +535,12 @@ func defaultSession(ctx context.Context, q *store.Q, to address.Address, toKind,
 	}
 }
 
-func aliasNotFound(a address.Address) error {
-	return &Error{Kind: KindNotFound, Code: "alias_not_found", Field: "to",
+func aliasNotFound(a address.Address) error { return aliasNotFoundIn(a, "to") }
+
+// aliasNotFoundIn is the 404 alias_not_found of an address in the request
+// field named.
+func aliasNotFoundIn(a address.Address, field string) error {
+	return &Error{Kind: KindNotFound, Code: "alias_not_found", Field: field,
 		Message:    fmt.Sprintf("no session with alias %q for %s; nothing was created", a.Alias, a.Name),
 		Suggestion: "check the alias (GET /api/v1/address/suggest); do not retry with .new, which would open an empty session (N-8)"}
 }
