@@ -566,9 +566,12 @@ func decisionMailBody(in decisionInput, approved, always bool, row store.Permiss
 // request its decision (issue 3: "or by replying to the request mail"): the
 // reply's text is judged by JudgeDecision (its first line is the decision
 // word, the rest the note), the reply becomes the permission_decision mail
-// of the thread, and the events go out as for an API decision. A reply to a
-// decided or expired request, or by someone who may not decide, stays an
-// ordinary mail.
+// of the thread, and the events go out as for an API decision. A reply by
+// someone who may not decide stays an ordinary mail. A reply by someone who
+// may decide to a request already decided (or expired) is a second
+// decision: with the same verdict (approve / always / deny) it stays an
+// ordinary mail; with another it fails the send with 409 already_decided
+// (permission_expired for an approval after the expiry), storing nothing.
 func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMail) error {
 	if m.Mail.FromKind != store.KindPerson || m.Mail.ParentMailID == "" || m.Mail.MailType != client.MailTypeNormal {
 		return nil
@@ -580,14 +583,29 @@ func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMai
 	if err != nil {
 		return err
 	}
-	if row.Decided || (row.ExpiresAt != nil && !row.ExpiresAt.After(tx.Now)) {
-		return nil
-	}
 	ok, err := canDecide(ctx, tx.Q, row, m.Mail.FromName)
 	if err != nil || !ok {
 		return err
 	}
 	word, note := splitDecisionText(m.Mail.Body)
+	expired := row.ExpiresAt != nil && !row.ExpiresAt.After(tx.Now)
+	if row.Decided || expired {
+		// A second decision: the same verdict stays an ordinary mail; a
+		// different one is refused like a second API decision (409), and
+		// the reply is not stored.
+		approved, always := JudgeDecision(word)
+		switch {
+		case row.Decided && approved == row.Approved && always == row.Always:
+			return nil
+		case row.Decided:
+			return alreadyDecided(row)
+		case !approved:
+			return nil // agrees with the denial the expiry brings
+		default:
+			return Conflict("permission_expired", fmt.Sprintf("the request expired at %s and is denied; the reply was not sent",
+				row.ExpiresAt.Format(time.RFC3339)), "the agent has to ask again")
+		}
+	}
 	if _, err := s.decideTx(ctx, tx, row, decisionInput{word: word, note: note, decidedBy: m.Mail.FromName,
 		via: DecidedViaReply, mailID: m.Mail.MailID}); err != nil {
 		return err

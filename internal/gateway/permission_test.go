@@ -331,15 +331,70 @@ func TestReplyDecidesAndBecomesTheDecisionMail(t *testing.T) {
 	if n := len(e.events("bot", client.EventPermissionDecision)); n != 1 {
 		t.Errorf("%d permission_decision events", n)
 	}
-	// A second reply is an ordinary mail and changes nothing.
-	r2, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "deny"})
+	// A second reply with another verdict is a conflicting decision: 409,
+	// nothing stored, nothing changed.
+	mails := e.countMails("1=1")
+	_, err = e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "deny"})
+	wantCode(t, err, KindConflict, "already_decided")
+	if n := e.countMails("1=1"); n != mails {
+		t.Errorf("the conflicting reply stored %d mails", n-mails)
+	}
+	// A second reply with the same verdict is an ordinary mail.
+	r2, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "yes, fine by me too"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m2, _ := e.svc.GetMail(e.ctx, e.bot, r2.MailID)
 	after, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID)
-	if m2.MailType != client.MailTypeNormal || !after.Approved {
-		t.Errorf("second reply: mail %q, permission %+v", m2.MailType, after)
+	if m2.MailType != client.MailTypeNormal || !after.Approved || after.DecidedBy != "bob" {
+		t.Errorf("agreeing second reply: mail %q, permission %+v", m2.MailType, after)
+	}
+	if n := len(e.events("bot", client.EventPermissionDecision)); n != 1 {
+		t.Errorf("%d permission_decision events after the second replies", n)
+	}
+}
+
+// TestReplyConflictingWithAnAPIDecisionIs409 checks that a decision by
+// reply after an API decision is refused with 409 when its verdict differs
+// (the reply is not stored), and that an API decision after a reply
+// decision is refused the same way: a second conflicting decision is a 409
+// either way. After an expiry only a reply that approves conflicts.
+func TestReplyConflictingWithAnAPIDecisionIs409(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-api-first")
+	if _, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	mails := e.countMails("1=1")
+	for _, body := range []string{"deny", "no", "always", ""} {
+		_, err := e.svc.Send(e.ctx, e.bob, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Subject: "Re", Body: body})
+		wantCode(t, err, KindConflict, "already_decided")
+	}
+	if n := e.countMails("1=1"); n != mails {
+		t.Fatalf("conflicting replies stored %d mails", n-mails)
+	}
+	if got, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID); !got.Approved || got.Always || got.DecidedVia != DecidedViaAPI {
+		t.Fatalf("permission changed: %+v", got)
+	}
+
+	p2 := e.request(s.SessionID, "perm-reply-first")
+	if _, err := e.svc.Send(e.ctx, e.bob, client.SendMailRequest{To: "bot", ReplyTo: p2.MailID, Body: "deny"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.Decide(e.ctx, e.alice, p2.MailID, client.DecideRequest{Decision: "approve"})
+	wantCode(t, err, KindConflict, "already_decided")
+
+	exp := e.clock.Now().Add(time.Minute)
+	p3, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "q", SessionID: s.SessionID, RelayKey: "perm-late", ExpiresAt: &exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(2 * time.Minute) // expired, not yet swept
+	_, err = e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p3.MailID, Subject: "Re", Body: "yes"})
+	wantCode(t, err, KindConflict, "permission_expired")
+	if _, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p3.MailID, Subject: "Re", Body: "no, never mind"}); err != nil {
+		t.Fatalf("a denying reply after the expiry: %v", err)
 	}
 }
 
