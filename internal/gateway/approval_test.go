@@ -17,7 +17,13 @@ func TestJudgeDecisionWhitelist(t *testing.T) {
 		{"Allow once", true, false},
 		{"approve", true, false},
 		{"APPROVE", true, false},
-		{"approved.", true, false},
+		{"approve.", true, false},
+		{"yes,go", true, false},
+		{"yes!", true, false},
+		{"allow-once", true, false},
+		{"always.", true, true},
+		{"同意了", true, false},  // Chinese: plain prefix
+		{"一直同意吧", true, true}, // Chinese: plain prefix
 		{"always", true, true},
 		{"Always allow", true, true},
 		{"yes", true, false},
@@ -39,6 +45,16 @@ func TestJudgeDecisionWhitelist(t *testing.T) {
 		{"y", false, false},
 		{"__shutdown__", false, false},
 		{"not approve", false, false},
+		// ASCII words end at a word boundary
+		{"yesterday", false, false},
+		{"Yesterday it failed", false, false},
+		{"allowance", false, false},
+		{"approved.", false, false}, // not the word "approve"
+		{"approval pending", false, false},
+		{"alwaysfail", false, false},
+		{"yes2", false, false},
+		{"yes_no", false, false},
+		{"yesé", false, false},
 	}
 	for _, c := range cases {
 		approved, always := JudgeDecision(c.text)
