@@ -551,6 +551,26 @@ func TestAgainstRealPi(t *testing.T) {
 		}
 	})
 
+	t.Run("a pi process that dies during a turn fails the turn, and the session resumes", func(t *testing.T) {
+		dir := t.TempDir()
+		first := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "status please, before the crash"})
+		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "make the file, then crash", PlatformSessionID: first.PlatformSessionID,
+			Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
+				_ = syscall.Kill(-first.Facts.PID, syscall.SIGKILL)
+				return bridge.PermissionAnswer{Allow: true}
+			}})
+		if !res.Failed || res.Facts.StopReason != "exited" || !strings.Contains(res.FailureReason, "pi exited") || res.Facts.ExitCode == nil {
+			t.Fatalf("result %+v", res)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the command ran in a dead process (stat err %v)", err)
+		}
+		next := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the stop", PlatformSessionID: first.PlatformSessionID})
+		if next.Text != "still here" || next.Facts.PID == first.Facts.PID {
+			t.Fatalf("next turn %+v", next)
+		}
+	})
+
 	t.Run("Close stops every process", func(t *testing.T) {
 		res := runTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "status please, last"})
 		pid := res.Facts.PID
