@@ -18,7 +18,8 @@ import (
 // principal gets every event. Comment lines keep proxies from closing an
 // idle stream; X-Accel-Buffering: no stops nginx from buffering it. A
 // stream opened with a key ends when that key is revoked, and at the first
-// heartbeat after it expired; the client's reconnect then gets the 401.
+// heartbeat after it expired; the client's reconnect then gets the 401. A
+// Last-Event-ID beyond the end of the log is clamped to its end.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	p := PrincipalOf(r)
 	var last int64 = -1
@@ -36,6 +37,18 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := s.hub.Subscribe(p.Name)
 	defer sub.Close()
+	if last > sub.From {
+		// Beyond what this hub dispatched: clamp to the log's current end,
+		// so an id from a restored or reset database (beyond the end) does
+		// not silence the stream until the log catches up.
+		end, err := s.svc.Read().MaxEventID(r.Context())
+		if err != nil {
+			return err
+		}
+		if last > end {
+			last = end
+		}
+	}
 	// A stream opened with a key ends when the key is revoked (at once) or
 	// expires (checked at each heartbeat); nil for cookies.
 	var revoked <-chan struct{}
