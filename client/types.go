@@ -25,6 +25,14 @@ type ErrorBody struct {
 
 // ---------------------------------------------------------------- accounts
 
+// ChangePasswordRequest is the body of POST /api/v1/me/password: a person
+// changes their own password (at least 8 characters). Other cookie sessions
+// of that person end; the current one stays signed in.
+type ChangePasswordRequest struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
 // LoginRequest is the body of POST /api/v1/auth/login.
 type LoginRequest struct {
 	Username string `json:"username"`
@@ -303,6 +311,9 @@ type ForwardRequest struct {
 	Cc      string `json:"cc,omitempty"`
 	Subject string `json:"subject,omitempty"` // default "Fwd: <original subject>"
 	Body    string `json:"body,omitempty"`
+	// AttachmentIDs adds the forwarder's own attachments; the original's
+	// attachments always travel with the forward.
+	AttachmentIDs []string `json:"attachment_ids,omitempty"`
 }
 
 // Recipient is one addressee of a mail.
@@ -492,14 +503,17 @@ type PermissionRequest struct {
 // Permission is the state of one permission request. Status is "pending",
 // "approved" or "denied". DecidedVia is "api", "reply" or "timeout".
 type Permission struct {
-	MailID         string     `json:"mail_id"`
-	SessionID      string     `json:"session_id"`
-	AgentName      string     `json:"agent_name"`
-	Question       string     `json:"question"`
-	Options        []string   `json:"options"`
-	Context        string     `json:"context,omitempty"`
-	Tool           string     `json:"tool,omitempty"`
-	ArgsHash       string     `json:"args_hash,omitempty"`
+	MailID    string   `json:"mail_id"`
+	SessionID string   `json:"session_id"`
+	AgentName string   `json:"agent_name"`
+	Question  string   `json:"question"`
+	Options   []string `json:"options"`
+	Context   string   `json:"context,omitempty"`
+	Tool      string   `json:"tool,omitempty"`
+	ArgsHash  string   `json:"args_hash,omitempty"`
+	// ToolSummary is one line naming the tool and its arguments (for
+	// example "Bash: rm -rf build/"), for lists that show no mail body.
+	ToolSummary    string     `json:"tool_summary,omitempty"`
 	RelayKey       string     `json:"relay_key"`
 	Status         string     `json:"status"`
 	Decision       string     `json:"decision,omitempty"`
