@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 )
@@ -137,6 +139,9 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 	default:
 		return nil, Invalid("status", fmt.Sprintf("status %q is not one of unread, read, all", iq.Status), "")
 	}
+	if err := checkMailCursor(iq.Cursor); err != nil {
+		return nil, err
+	}
 	q := s.Read()
 	rows, err := q.Inbox(ctx, p.Name, iq.Status, iq.Limit, iq.Cursor)
 	if err != nil {
@@ -213,6 +218,9 @@ func (s *Service) Thread(ctx context.Context, p *Principal, id string) (*client.
 // SessionMails answers a session's mails the principal sent or received,
 // oldest first, newer than the cursor (a mail id) when given.
 func (s *Service) SessionMails(ctx context.Context, p *Principal, sessionID string, limit int, cursor string) (*client.MailList, error) {
+	if err := checkMailCursor(cursor); err != nil {
+		return nil, err
+	}
 	q := s.Read()
 	if _, err := sessionFor(ctx, q, sessionID, p.Name); err != nil {
 		return nil, err
@@ -241,6 +249,9 @@ func (s *Service) sessionMails(ctx context.Context, q *store.Q, p *Principal, se
 
 // Sent answers the principal's sent mails, newest first.
 func (s *Service) Sent(ctx context.Context, p *Principal, limit int, cursor string) (*client.MailList, error) {
+	if err := checkMailCursor(cursor); err != nil {
+		return nil, err
+	}
 	q := s.Read()
 	rows, err := q.SentMails(ctx, p.Name, limit, cursor)
 	if err != nil {
@@ -274,4 +285,24 @@ func (s *Service) Counts(ctx context.Context, p *Principal) (*client.Counts, err
 		}
 	}
 	return out, nil
+}
+
+// checkMailCursor accepts "" or a mail id (the next_cursor of a previous
+// page: a UUID in its 36-character text form); anything else is a 400
+// naming cursor, instead of a page that silently starts somewhere else.
+func checkMailCursor(cursor string) error {
+	if cursor == "" || isID(cursor) {
+		return nil
+	}
+	return Invalid("cursor", fmt.Sprintf("cursor %q is not one this endpoint gave", cursor),
+		"pass next_cursor back unchanged, or leave cursor out for the first page")
+}
+
+// isID reports whether s is an id as store.NewID writes them.
+func isID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
 }

@@ -102,7 +102,7 @@ func (s *Service) ListSessions(ctx context.Context, p *Principal, limit int, cur
 	if cursor != "" {
 		ms, id, ok := strings.Cut(cursor, ":")
 		n, err := strconv.ParseInt(ms, 10, 64)
-		if !ok || err != nil || id == "" {
+		if !ok || err != nil || !isID(id) {
 			return nil, "", Invalid("cursor", "cursor is not one this endpoint gave", "pass next_cursor back unchanged")
 		}
 		beforeMS, beforeID = n, id

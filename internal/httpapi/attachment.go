@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -96,6 +97,12 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 		case err != nil:
 			return err
 		}
+		// One upload is one file: the rest of the body may carry other
+		// fields but not a second "file" part. The content stored above is
+		// referenced by nothing then, and the attachment sweep removes it.
+		if err := noSecondFile(mr, x.maxAttachmentBytes); err != nil {
+			return err
+		}
 		name := part.FileName()
 		if name == "" {
 			name = "attachment"
@@ -107,6 +114,31 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 		}
 		writeJSON(w, http.StatusCreated, a)
 		return nil
+	}
+}
+
+// noSecondFile reads the parts after the file to the end of the body: a
+// second part named "file" is a 400 (field file), a body beyond the limit a
+// 413, an unreadable one a 400.
+func noSecondFile(mr *multipart.Reader, limit int64) error {
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(limit)
+		}
+		if err != nil {
+			return gateway.Invalid("file", "the multipart body cannot be read: "+err.Error(), "")
+		}
+		second := part.FormName() == "file"
+		part.Close()
+		if second {
+			return gateway.Invalid("file", "the multipart body has more than one field \"file\"; one upload carries one file",
+				"upload each file on its own and send their attachment_ids together")
+		}
 	}
 }
 
