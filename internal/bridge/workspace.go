@@ -56,12 +56,12 @@ func ResolveWorkspace(toWorkspace, fallback string) (WorkspaceChoice, error) {
 // unusableDir says why p cannot be a working directory, or "" when it can.
 func unusableDir(p string) string {
 	if !filepath.IsAbs(p) {
-		return "the path is relative (D-6.3)"
+		return "the path is relative; an absolute path is needed"
 	}
 	st, err := os.Stat(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "the directory does not exist (D-6.2: it is not created)"
+			return "the directory does not exist (directories are never created)"
 		}
 		return "the directory cannot be read: " + err.Error()
 	}
