@@ -439,6 +439,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	if err != nil {
 		return nil, err
 	}
+	created.Forward = spec.forwardOf != ""
 	if len(spec.trustedAtts) > 0 {
 		if err := tx.LinkAttachments(ctx, created.Mail.MailID, spec.trustedAtts); err != nil {
 			return nil, err

@@ -43,6 +43,9 @@ type CreatedMail struct {
 	Recipients []store.RecipientRow
 	// EventIDs are the new_mail event ids by recipient name.
 	EventIDs map[string]int64
+	// Forward is true for a forward (T-5): ParentMailID then names the
+	// forwarded original, not a mail this one answers.
+	Forward bool
 }
 
 // CreateMailTx stores one mail in the transaction: the mail row, its

@@ -573,8 +573,8 @@ func decisionMailBody(in decisionInput, approved, always bool, row store.Permiss
 // ordinary mail; with another it fails the send with 409 already_decided
 // (permission_expired for an approval after the expiry), storing nothing.
 func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMail) error {
-	if m.Mail.FromKind != store.KindPerson || m.Mail.ParentMailID == "" || m.Mail.MailType != client.MailTypeNormal {
-		return nil
+	if m.Mail.FromKind != store.KindPerson || m.Mail.ParentMailID == "" || m.Mail.MailType != client.MailTypeNormal || m.Forward {
+		return nil // a forward of the request is not an answer to it
 	}
 	row, err := tx.GetPermission(ctx, m.Mail.ParentMailID)
 	if errors.Is(err, store.ErrNotFound) {

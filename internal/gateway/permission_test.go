@@ -498,3 +498,24 @@ func TestConcurrentDecisionsFirstWinsByConstraint(t *testing.T) {
 		t.Errorf("%d decision events, want 1", n)
 	}
 }
+
+// TestForwardingARequestDoesNotDecideIt checks that a person forwarding a
+// permission request (T-5: a new thread whose parent link is the request)
+// neither decides it nor conflicts with its decision: only a reply does.
+func TestForwardingARequestDoesNotDecideIt(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-fwd")
+	if _, err := e.svc.Forward(e.ctx, e.alice, p.MailID, client.ForwardRequest{To: "carol", Body: "what do you think?"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.svc.GetPermission(e.ctx, e.bot, p.MailID); got.Status != PermissionStatusPending {
+		t.Fatalf("the forward decided the request: %+v", got)
+	}
+	if _, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Forward(e.ctx, e.bob, p.MailID, client.ForwardRequest{To: "carol", Body: "fyi"}); err != nil {
+		t.Fatalf("forwarding a decided request: %v", err)
+	}
+}
