@@ -98,7 +98,7 @@ func coreRoutes() []Route {
 		{Method: "GET", Path: p + "/admin/mail/{id}", Auth: AuthAdmin, Summary: "Explicit admin read of any mail", Response: client.Mail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAdminGetMail},
 
 		// people: mail (issue 2 item 4)
-		{Method: "POST", Path: p + "/me/mail/send", Auth: AuthPerson, Summary: "Send a mail as the person (round_budget for a new session)", Request: client.SendMailRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 413, 500}, Handler: (*Server).handleSend},
+		{Method: "POST", Path: p + "/me/mail/send", Auth: AuthPerson, Summary: "Send a mail as the person (round_budget for a new session); a reply conflicting with a permission request's decision is 409", Request: client.SendMailRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 413, 500}, Handler: (*Server).handleSend},
 		{Method: "GET", Path: p + "/me/mail/inbox", Auth: AuthPerson, Summary: "The person's inbox, newest first (default status=all, limit=50, no marking)", Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleMeInbox},
 		{Method: "GET", Path: p + "/me/mail/sent", Auth: AuthPerson, Summary: "Mails the person sent, newest first", Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleSent},
 		{Method: "POST", Path: p + "/me/mail/read", Auth: AuthPerson, Summary: "Mark mails read or unread", Request: client.MarkReadRequest{}, Response: client.MarkReadResponse{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleMarkRead},
