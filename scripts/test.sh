@@ -29,8 +29,13 @@ if [ "${AGENTMAIL_SKIP_POSTGRES:-0}" != 1 ] || [ "${CI:-}" = true ]; then
   # No -race here: the race run above covers the same code, and CI time is
   # shared with the browser tests.
   echo "== go test (PostgreSQL)"
+  # Stop the cluster afterwards only if this run started it: another run
+  # (or a benchmark) may be using one that was already up.
+  pg_dir=${AGENTMAIL_PG_DIR:-/tmp/agentmail-pg}
+  pg_was_up=0
+  [ -f "$pg_dir/postmaster.pid" ] && pg_was_up=1
   pg_url=$(scripts/pg.sh start)
-  trap 'scripts/pg.sh stop' EXIT
+  [ "$pg_was_up" = 1 ] || trap 'scripts/pg.sh stop' EXIT
   AGENTMAIL_TEST_DATABASE=postgres AGENTMAIL_TEST_POSTGRES_URL="$pg_url" \
     go test -count=1 -timeout 30m ./internal/store/... ./internal/events/... ./internal/gateway/... \
       ./internal/httpapi/... ./internal/e2e/...
