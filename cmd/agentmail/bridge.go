@@ -25,13 +25,16 @@ import (
 type bridgePlatform struct {
 	command string
 	adapter func() bridge.Adapter
+	// attachEnv names the variable that points the adapter at an already
+	// running platform server; when it is set no executable is needed.
+	attachEnv string
 }
 
 // bridgePlatforms maps --platform names to adapters. Adding a platform is
 // one line here.
 var bridgePlatforms = map[string]bridgePlatform{
 	claude.Name:   {command: "claude", adapter: func() bridge.Adapter { return claude.New(claude.Options{}) }},
-	opencode.Name: {command: "opencode", adapter: func() bridge.Adapter { return opencode.New(opencode.Options{}) }},
+	opencode.Name: {command: "opencode", attachEnv: opencode.EnvURL, adapter: func() bridge.Adapter { return opencode.New(opencode.Options{}) }},
 	pi.Name:       {command: "pi", adapter: func() bridge.Adapter { return pi.New(pi.Options{}) }},
 }
 
@@ -116,7 +119,7 @@ func runBridge(ctx context.Context, getenv func(string) string) error {
 			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, key))
 	}
 	bin := ""
-	if p.command != "" {
+	if p.command != "" && (p.attachEnv == "" || getenv(p.attachEnv) == "") {
 		if bin, err = bridge.FindPlatformBin(bridgeFlags.platform, p.command, getenv); err != nil {
 			return err
 		}
