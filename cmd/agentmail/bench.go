@@ -64,6 +64,7 @@ func init() {
 	f.IntVar(&benchCfg.InboxRequests, "inbox-requests", 2000, "timed inbox requests per variant")
 	f.StringVar(&benchCfg.DataDir, "data-dir", "", "data directory of the benchmark gateway (default: a temporary one, removed after)")
 	f.StringVar(&benchCfg.DatabaseURL, "database-url", "", "run on PostgreSQL: a server URL (postgres://user@host:5432/postgres) where a scratch database is created and dropped after; empty: SQLite")
+	f.StringSliceVar(&benchCfg.Phases, "phases", nil, "phases to run, comma separated: send,sse,inbox (default: all three)")
 	f.StringVar(&benchProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	rootCmd.AddCommand(benchCmd)
 }

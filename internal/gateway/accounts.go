@@ -205,6 +205,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Principal, username str
 	if err != nil {
 		return nil, err
 	}
+	s.keys.invalidate() // cached keys carry the person's role and disabled flag (keycache.go)
 	return userView(u), nil
 }
 

@@ -49,7 +49,19 @@ func TestJudgeDecisionWhitelist(t *testing.T) {
 		{"yesterday", false, false},
 		{"Yesterday it failed", false, false},
 		{"allowance", false, false},
-		{"approved.", false, false}, // not the word "approve"
+		{"approved.", true, false}, // the past form of "approve"
+		{"Allowed", true, false},
+		{"approvedx", false, false},
+		// a negation anywhere denies
+		{"always deny", false, false},
+		{"yes, but not now", false, false},
+		{"approve — don't run it yet", false, false},
+		{"同意吗？不行", false, false},
+		{"同意？不要执行", false, false},
+		{"yes, never mind", false, false},
+		// refusal words only: these still approve
+		{"一直同意，别再问", true, true},
+		{"yes, no need to ask again", true, false},
 		{"approval pending", false, false},
 		{"alwaysfail", false, false},
 		{"yes2", false, false},

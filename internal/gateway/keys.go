@@ -37,7 +37,8 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 	if token == "" {
 		return nil, Unauthorized("missing_key", "no key given")
 	}
-	k, err := s.Read().KeyByHash(ctx, HashToken(token))
+	hash := HashToken(token)
+	k, owner, err := s.lookupKey(ctx, hash) // keycache.go
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Unauthorized("invalid_key", "the key is unknown")
 	}
@@ -57,10 +58,10 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 	if k.Kind == KeyAgent {
 		p.Kind, p.AuthKind = PrincipalAgent, AuthAgentKey
 	} else {
-		u, err := s.Read().GetUser(ctx, k.Owner)
-		if err != nil {
+		if owner == nil {
 			return nil, Unauthorized("invalid_key", "the key's owner no longer exists")
 		}
+		u := *owner
 		if u.Disabled {
 			return nil, Unauthorized("account_disabled", "the key's owner is disabled")
 		}
@@ -84,6 +85,8 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 		// read into a write.
 		if err := s.Write(ctx, func(tx *Tx) error { return tx.TouchKey(ctx, k.KeyID, tx.Now) }); err != nil {
 			s.Log.Warn("touch key", "key_id", k.KeyID, "err", err)
+		} else {
+			s.keys.touched(hash, now)
 		}
 	}
 	return p, nil
@@ -205,7 +208,7 @@ func (s *Service) ListKeys(ctx context.Context, kind, owner string) (*client.Key
 // RevokeKey revokes a key of the kind; owner "" lets an admin revoke any.
 // An unknown, foreign or already revoked key is a 404.
 func (s *Service) RevokeKey(ctx context.Context, kind, owner, keyID string) error {
-	return s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, func(tx *Tx) error {
 		ok, err := tx.RevokeKey(ctx, keyID, kind, owner, tx.Now)
 		if err != nil {
 			return err
@@ -215,6 +218,10 @@ func (s *Service) RevokeKey(ctx context.Context, kind, owner, keyID string) erro
 		}
 		return nil
 	})
+	if err == nil {
+		s.keys.invalidate() // this replica refuses the key at once (keycache.go)
+	}
+	return err
 }
 
 // CreateAgentKey registers a client-generated token (KeyToken set, seed

@@ -196,7 +196,7 @@ type target struct {
 }
 
 func (s *Service) resolveName(ctx context.Context, q *store.Q, a address.Address, field string) (string, error) {
-	kind, err := q.NameKind(ctx, a.Name)
+	kind, err := s.nameKind(ctx, q, a.Name) // keycache.go
 	if errors.Is(err, store.ErrNotFound) {
 		return "", &Error{Kind: KindNotFound, Code: "recipient_not_found", Field: field,
 			Message:    fmt.Sprintf("no person or agent named %q", a.Name),

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
@@ -32,6 +33,11 @@ type Config struct {
 	OnlineWithin time.Duration
 	// CookieTTL is how long a cookie session lives without use; default 14 days.
 	CookieTTL time.Duration
+	// KeyCacheTTL is how long a verified bearer key is served from memory
+	// (keycache.go): the longest a revocation or a person's disabling made
+	// on another replica goes unseen here. Default 2 s; negative turns the
+	// cache off.
+	KeyCacheTTL time.Duration
 }
 
 func (c *Config) fill() {
@@ -49,6 +55,9 @@ func (c *Config) fill() {
 	}
 	if c.CookieTTL == 0 {
 		c.CookieTTL = 14 * 24 * time.Hour
+	}
+	if c.KeyCacheTTL == 0 {
+		c.KeyCacheTTL = 2 * time.Second
 	}
 }
 
@@ -99,6 +108,9 @@ type Service struct {
 	// MailsCommitted, when set, is told the mail_type of every mail a
 	// transaction stored, once it has committed (the mails-sent metric).
 	MailsCommitted func(mailTypes []string)
+
+	keys      keyCache // verified bearer keys (keycache.go)
+	nameKinds sync.Map // name → kind, for good (keycache.go)
 }
 
 // New builds a Service with defaults filled in and registered extensions

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Group commit. Every Write is queued to one writer goroutine, which takes
@@ -19,6 +20,16 @@ import (
 
 // maxBatch bounds the requests of one transaction.
 const maxBatch = 128
+
+// batchLinger bounds how long the writer waits to fill a batch. Under load
+// the requests of a batch that just committed come back one by one (their
+// senders get the answer, send again); taking the first of them alone
+// would cost a whole commit for one request. So when the previous batch
+// held more than one request and fewer than half as many are queued, the
+// writer waits up to batchLinger for that half (the other requests keep
+// the processor busy meanwhile). In the quiet case, one request at a time,
+// nothing waits.
+const batchLinger = 2 * time.Millisecond
 
 // ErrClosed answers writes after Close.
 var ErrClosed = errors.New("store: closed")
@@ -91,6 +102,8 @@ func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error) error {
 func (s *Store) writeLoop() {
 	b := &s.batch
 	defer b.wg.Done()
+	prev := 0 // size of the previous batches (see batchLinger)
+	var linger *time.Timer
 	for {
 		var first *writeReq
 		select {
@@ -108,6 +121,28 @@ func (s *Store) writeLoop() {
 				break drain
 			}
 		}
+		if want := prev / 2; len(batch) < want {
+			if linger == nil {
+				linger = time.NewTimer(batchLinger)
+			} else {
+				linger.Reset(batchLinger)
+			}
+		fill:
+			for len(batch) < want {
+				select {
+				case r := <-b.reqs:
+					batch = append(batch, r)
+				case <-linger.C:
+					break fill
+				case <-b.quit:
+					break fill
+				}
+			}
+			linger.Stop()
+		}
+		// A batch cut short by the linger lowers the next target by a
+		// quarter only: one slow moment does not end the batching.
+		prev = max(len(batch), prev-prev/4)
 		s.runBatch(batch)
 		s.wstmts.prepareWanted()
 	}
