@@ -90,6 +90,7 @@ type Bridge struct {
 	mailDriven   map[string]bool   // platform session ids bound to mail sessions (B-5.5)
 	fingerprints map[string]string // mail session id → last alias submission (D-5)
 	renamed      map[string]string // platform session id → last name written back
+	foreign      map[string]bool   // mail sessions of another agent this one was cc'd into
 	noRename     bool              // the adapter cannot rename (logged once)
 
 	turns    sync.WaitGroup
@@ -147,6 +148,7 @@ func New(cfg Config) (*Bridge, error) {
 		platformOf:   map[string]string{},
 		mailDriven:   map[string]bool{},
 		fingerprints: map[string]string{},
+		foreign:      map[string]bool{},
 		renamed:      map[string]string{},
 		sseReady:     make(chan struct{}),
 		ready:        make(chan struct{}),
@@ -876,6 +878,14 @@ func (b *Bridge) boundPlatformSession(ctx context.Context, sessionID string) str
 		b.log.Warn("reading the session's platform session failed; a new platform session will be used", "session_id", sessionID, "err", err)
 		return ""
 	}
+	if s.AgentName != "" && !strings.EqualFold(s.AgentName, b.AgentName()) {
+		// Cc'd into another agent's session: the stored platform session
+		// and the alias are that agent's, not ours.
+		b.mu.Lock()
+		b.foreign[sessionID] = true
+		b.mu.Unlock()
+		return ""
+	}
 	if s.PlatformSessionID != "" {
 		b.mu.Lock()
 		b.platformOf[sessionID] = s.PlatformSessionID
@@ -892,9 +902,10 @@ func (b *Bridge) bind(ctx context.Context, sessionID, psid string) {
 	prev := b.platformOf[sessionID]
 	b.platformOf[sessionID] = psid
 	b.mailDriven[psid] = true
+	foreign := b.foreign[sessionID]
 	b.mu.Unlock()
-	if prev == psid {
-		return
+	if prev == psid || foreign {
+		return // a cc'd agent keeps its map in memory only: the session is another agent's
 	}
 	if _, err := b.gw.BindPlatformSession(ctx, sessionID, client.BindPlatformSessionRequest{PlatformSessionID: psid}); err != nil {
 		b.log.Warn("storing the platform session on the gateway failed; a restart will start a new platform session",
@@ -916,8 +927,11 @@ func (b *Bridge) bind(ctx context.Context, sessionID, psid string) {
 // never written.
 func (b *Bridge) syncAlias(ctx context.Context, sessionID string, res TurnResult, subject string) {
 	p := ProposeAlias(res.Slug, res.Title, subject)
-	if p.Empty() {
-		return // level 4: the gateway keeps its alias
+	b.mu.Lock()
+	foreign := b.foreign[sessionID]
+	b.mu.Unlock()
+	if p.Empty() || foreign {
+		return // level 4, or another agent's session: the gateway keeps its alias
 	}
 	fp := p.Fingerprint()
 	b.mu.Lock()

@@ -924,3 +924,28 @@ func TestRunsCarryProcessFacts(t *testing.T) {
 		t.Fatalf("run = %+v", r)
 	}
 }
+
+func TestCcIntoAnotherAgentsSessionNeitherBindsNorRenamesIt(t *testing.T) {
+	gw := newFakeGateway("bot", "k")
+	fake := fakeadapter.New()
+	fake.Script = func(req bridge.TurnRequest) fakeadapter.Step {
+		return fakeadapter.Step{Title: "Refactor imports"}
+	}
+	dir := workdir(t, "p")
+	sessionID := gw.newSession(dir, "x")
+	gw.mu.Lock()
+	gw.sessions[sessionID].AgentName = "other-agent" // this agent was only cc'd
+	alias := gw.sessions[sessionID].Alias
+	gw.mu.Unlock()
+	h := startBridge(t, gw, fake, nil)
+	gw.deliverMail(mailOpts{from: "alice", subject: "Refactor", workspace: dir, session: sessionID, push: true})
+	h.waitGW("the reply", func() bool { return len(gw.sends) == 1 })
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	if len(gw.binds) != 0 || len(gw.syncs) != 0 {
+		t.Fatalf("binds = %v, syncs = %+v: a cc'd agent must leave the other agent's session alone", gw.binds, gw.syncs)
+	}
+	if gw.sessions[sessionID].Alias != alias {
+		t.Fatalf("alias changed to %q", gw.sessions[sessionID].Alias)
+	}
+}
