@@ -5,8 +5,10 @@ import "context"
 // Login opens a cookie session (POST /api/v1/auth/login). The gateway sets
 // the HttpOnly session cookie, kept in the client's cookie jar (one is added
 // when the client has none), and the answer's CSRF token is stored and sent
-// as X-CSRF-Token on every later write. Errors: 401 for a wrong username or
-// password, 403 for a disabled account.
+// as X-CSRF-Token on every later write. Errors: 401 invalid_credentials for
+// a wrong username or password, 401 account_disabled for a disabled
+// account, 429 sign_in_throttled (RetryAfterSeconds set) after repeated
+// failures for the username or from the caller's address.
 func (c *Client) Login(ctx context.Context, req LoginRequest) (*LoginResponse, error) {
 	c.ensureJar()
 	var out LoginResponse
@@ -37,6 +39,17 @@ func (c *Client) Me(ctx context.Context) (*Me, error) {
 		c.setCSRF(out.CSRFToken)
 	}
 	return &out, nil
+}
+
+// ChangePassword changes the caller's own password (POST
+// /api/v1/me/password, 204). The caller's other cookie sessions end; a
+// cookie session making the call stays signed in, and user keys keep
+// working. Errors: 400 field new_password (shorter than 8 characters) or
+// current_password (missing, or code wrong_password when it is not the
+// password in force), 401, 403 for an agent key, 429 sign_in_throttled
+// after repeated wrong current passwords.
+func (c *Client) ChangePassword(ctx context.Context, req ChangePasswordRequest) error {
+	return c.postJSON(ctx, apiPath("/me/password"), req, nil)
 }
 
 // CreateUserKey creates a user key for the caller (POST /api/v1/me/keys,

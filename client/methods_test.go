@@ -42,6 +42,9 @@ func methodCases() []methodCase {
 		// accounts
 		{name: "Me", call: func(ctx context.Context, c *Client) (any, error) { return c.Me(ctx) },
 			method: "GET", path: "/api/v1/me", out: &Me{Username: "ann", Role: "user", AuthKind: "user_key"}},
+		{name: "ChangePassword", call: func(ctx context.Context, c *Client) (any, error) {
+			return nil, c.ChangePassword(ctx, ChangePasswordRequest{CurrentPassword: "old-secret", NewPassword: "new-secret"})
+		}, method: "POST", path: "/api/v1/me/password", in: ChangePasswordRequest{CurrentPassword: "old-secret", NewPassword: "new-secret"}, status: 204},
 		{name: "CreateUserKey", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.CreateUserKey(ctx, CreateUserKeyRequest{Label: "cli", Lifecycle: LifecycleTimed, ExpiresAt: &expires})
 		}, method: "POST", path: "/api/v1/me/keys", in: CreateUserKeyRequest{Label: "cli", Lifecycle: LifecycleTimed, ExpiresAt: &expires}, status: 201, out: created},

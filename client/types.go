@@ -287,7 +287,7 @@ type SendMailRequest struct {
 	Relay         string   `json:"relay,omitempty"`
 	RelayKey      string   `json:"relay_key,omitempty"`
 	MailType      string   `json:"mail_type,omitempty"`    // agents: "" | "normal" | "failure_report"
-	RoundBudget   *int     `json:"round_budget,omitempty"` // people only; new sessions only; 0 = unlimited
+	RoundBudget   *int     `json:"round_budget,omitempty"` // people only; 0 = unlimited; only for a mail that opens a session (else 400)
 }
 
 // SendMailResponse answers a send or forward (W-5). Status is "sent", or

@@ -71,6 +71,10 @@ var ErrInvalid = errors.New("invalid address")
 // segment that contains `/` belongs to the path: `dsh@/home/a.b/proj` is path
 // `/home/a.b/proj` with the default session. A trailing `.` (empty session
 // part) is an error, as are an empty name, whitespace and control characters.
+//
+// Names are case-insensitive: the name part comes back in lower case
+// (`Claude@/srv` is claude's address), the path and the session part as
+// written.
 func Parse(s string) (Address, error) {
 	var a Address
 	s = strings.TrimSpace(s)
@@ -90,13 +94,14 @@ func Parse(s string) (Address, error) {
 	}
 	at := strings.IndexByte(s, '@')
 	if at < 0 {
-		if err := ValidName(s); err != nil {
+		name := strings.ToLower(s)
+		if err := ValidName(name); err != nil {
 			return a, err
 		}
-		a.Name, a.Bare = s, true
+		a.Name, a.Bare = name, true
 		return a, nil
 	}
-	a.Name = s[:at]
+	a.Name = strings.ToLower(s[:at])
 	if err := ValidName(a.Name); err != nil {
 		return a, err
 	}

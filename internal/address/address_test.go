@@ -35,6 +35,10 @@ func TestParseSeedExamples(t *testing.T) {
 		{"dsh@", "dsh", "", SessionDefault, "", false},
 		// Chinese alias (W-7.3)
 		{"pi@/srv.重构导入", "pi", "/srv", SessionAlias, "重构导入", false},
+		// names are case-insensitive: the name comes back in lower case,
+		// path and alias as written
+		{"Claude@/Srv/App.Fix", "claude", "/Srv/App", SessionAlias, "Fix", false},
+		{"ANN", "ann", "", SessionDefault, "", true},
 	}
 	for _, c := range cases {
 		a, err := Parse(c.in)

@@ -63,11 +63,15 @@ func RandomToken(prefix string) string {
 // caller can print it once. created is false when accounts already existed
 // (nothing is changed then). Issue 2 item 2.
 func (s *Service) BootstrapAdmin(ctx context.Context, username, password string) (created bool, generated string, err error) {
+	username = NormalizeName(username)
 	if username == "" {
-		username = "admin"
+		username = BootstrapOnlyName
 	}
 	if err := address.ValidName(username); err != nil {
 		return false, "", Invalid("ADMIN_USER", err.Error(), "use letters, digits, '-' and '_'")
+	}
+	if err := checkReservedName("ADMIN_USER", username, true); err != nil {
+		return false, "", err
 	}
 	n, err := s.Read().CountUsers(ctx)
 	if err != nil || n > 0 {
@@ -77,7 +81,7 @@ func (s *Service) BootstrapAdmin(ctx context.Context, username, password string)
 		generated = RandomToken("")[:20]
 		password = generated
 	}
-	_, err = s.CreateUser(ctx, client.CreateUserRequest{Username: username, Password: password, Role: RoleAdmin})
+	_, err = s.createUser(ctx, client.CreateUserRequest{Username: username, Password: password, Role: RoleAdmin}, true)
 	if err != nil {
 		// Another replica starting on the same database at the same moment
 		// created the first admin: there is nothing left to do.
@@ -92,11 +96,21 @@ func (s *Service) BootstrapAdmin(ctx context.Context, username, password string)
 }
 
 // CreateUser creates a person account (POST /admin/users). The name is
-// claimed in the shared name space: a clash with a person or an agent is a
-// 409.
+// stored in lower case (NormalizeName) and claimed in the shared name
+// space: a clash with a person or an agent, in any case, is a 409; a
+// reserved name (ReservedNames, "admin") is a 400 reserved_name.
 func (s *Service) CreateUser(ctx context.Context, req client.CreateUserRequest) (*client.User, error) {
+	return s.createUser(ctx, req, false)
+}
+
+// createUser is CreateUser; bootstrap allows the name "admin".
+func (s *Service) createUser(ctx context.Context, req client.CreateUserRequest, bootstrap bool) (*client.User, error) {
+	req.Username = NormalizeName(req.Username)
 	if err := address.ValidName(req.Username); err != nil {
 		return nil, Invalid("username", err.Error(), "use 1-64 letters, digits, '-' or '_'")
+	}
+	if err := checkReservedName("username", req.Username, bootstrap); err != nil {
+		return nil, err
 	}
 	if len(req.Password) < MinPasswordLength {
 		return nil, Invalid("password", fmt.Sprintf("password must have at least %d characters", MinPasswordLength), "choose a longer password")
@@ -151,6 +165,7 @@ func (s *Service) ListUsers(ctx context.Context) (*client.UserList, error) {
 // password ends the user's cookie sessions. An admin cannot remove their own
 // admin role or disable themselves (so the system keeps an admin).
 func (s *Service) UpdateUser(ctx context.Context, actor *Principal, username string, req client.UpdateUserRequest) (*client.User, error) {
+	username = NormalizeName(username)
 	var hash []byte
 	if req.Password != nil {
 		if len(*req.Password) < MinPasswordLength {
@@ -209,14 +224,11 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Principal, username str
 	return userView(u), nil
 }
 
-// Login checks a username and password and opens a cookie session. It
-// answers the cookie value (to set as agentmail_session) and the login
-// answer with the CSRF token. A wrong name or password is the same 401.
-func (s *Service) Login(ctx context.Context, req client.LoginRequest) (cookie string, resp *client.LoginResponse, err error) {
+// login checks a username (already normalised) and password and opens a
+// cookie session, without the throttling Login adds. A wrong name or
+// password is the same 401.
+func (s *Service) login(ctx context.Context, req client.LoginRequest) (cookie string, resp *client.LoginResponse, err error) {
 	bad := Unauthorized("invalid_credentials", "unknown username or wrong password")
-	if req.Username == "" {
-		return "", nil, Invalid("username", "username is required", "send {\"username\":..., \"password\":...}")
-	}
 	u, err := s.Read().GetUser(ctx, req.Username)
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the same time as a real check so names cannot be probed.
@@ -230,7 +242,7 @@ func (s *Service) Login(ctx context.Context, req client.LoginRequest) (cookie st
 		return "", nil, bad
 	}
 	if u.Disabled {
-		return "", nil, Unauthorized("account_disabled", "this account is disabled")
+		return "", nil, accountDisabled("this account")
 	}
 	cookie = RandomToken("")
 	csrf := RandomToken("")
@@ -265,7 +277,7 @@ func (s *Service) AuthCookie(ctx context.Context, cookie string) (*Principal, er
 		return nil, Unauthorized("session_expired", "your sign-in session expired")
 	}
 	if u.Disabled {
-		return nil, Unauthorized("account_disabled", "this account is disabled")
+		return nil, accountDisabled("this account")
 	}
 	if now.Sub(sess.LastUsedAt) > time.Minute {
 		if err := s.Write(ctx, func(tx *Tx) error {

@@ -181,6 +181,7 @@ func (s *Service) ListAgents(ctx context.Context) (*client.AgentList, error) {
 // viewer "" lists every session (admin); otherwise only sessions the viewer
 // takes part in.
 func (s *Service) AgentDetail(ctx context.Context, name, viewer string) (*client.AgentDetail, error) {
+	name = NormalizeName(name) // names are case-insensitive
 	q := s.Read()
 	a, err := q.GetAgent(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -232,6 +233,7 @@ func (s *Service) AgentDetail(ctx context.Context, name, viewer string) (*client
 
 // UpdateAgent changes an agent's default round budget (admin).
 func (s *Service) UpdateAgent(ctx context.Context, name string, req client.UpdateAgentRequest) (*client.Agent, error) {
+	name = NormalizeName(name) // names are case-insensitive
 	if req.DefaultRounds != nil && *req.DefaultRounds < 0 {
 		return nil, Invalid("default_rounds", "default_rounds must be 0 (unlimited) or more", "")
 	}

@@ -343,8 +343,9 @@ func rankSuggestions(cands []suggestion, q string, limit int) []client.Suggestio
 // the same rules as sending and without creating anything (GET
 // /address/resolve): an unknown name is 404 recipient_not_found, an
 // unknown alias 404 alias_not_found (a slug in the agent's platform-session
-// mirror resolves, with exists false: the first mail opens the session), an
-// agent without a path is a 400; a default session that does not exist yet
+// mirror resolves, with exists false: the first mail opens the session), a
+// path the send would refuse is the same 400 (checkRecipientPath: a person
+// with a path, an agent with a relative or missing path); a default session that does not exist yet
 // answers exists false.
 func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*client.Resolution, error) {
 	a, err := address.Parse(raw)
@@ -356,8 +357,8 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 	if err != nil {
 		return nil, err
 	}
-	if kind == store.KindPerson {
-		a.Path = ""
+	if err := checkRecipientPath(a, kind, "address", false); err != nil { // the send's path rules
+		return nil, err
 	}
 	out := &client.Resolution{Name: a.Name, Kind: kind, Workspace: a.Path, Session: a.Session.String()}
 	switch a.Session {

@@ -63,7 +63,7 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 		}
 		u := *owner
 		if u.Disabled {
-			return nil, Unauthorized("account_disabled", "the key's owner is disabled")
+			return nil, accountDisabled("the account owning this key")
 		}
 		p.Kind, p.AuthKind, p.Role = PrincipalPerson, AuthUserKey, u.Role
 	}
@@ -118,7 +118,7 @@ func (s *Service) CheckKeyActive(ctx context.Context, keyID string) error {
 		} else if err != nil {
 			return err
 		} else if u.Disabled {
-			return Unauthorized("account_disabled", "the key's owner is disabled")
+			return accountDisabled("the account owning this key")
 		}
 	}
 	return nil
@@ -226,9 +226,12 @@ func (s *Service) RevokeKey(ctx context.Context, kind, owner, keyID string) erro
 
 // CreateAgentKey registers a client-generated token (KeyToken set, seed
 // 9.9) or issues one (answered once) for an agent (admin). The agent row is
-// created with the key when the name is new; a name used by a person is a
-// 409, as is a token registered before.
+// created with the key when the name is new (stored in lower case,
+// NormalizeName; a reserved name is a 400 reserved_name naming
+// agent_name); a name used by a person is a 409, as is a token registered
+// before.
 func (s *Service) CreateAgentKey(ctx context.Context, req client.CreateAgentKeyRequest) (*client.CreatedKey, error) {
+	req.AgentName = NormalizeName(req.AgentName)
 	if err := address.ValidName(req.AgentName); err != nil {
 		return nil, Invalid("agent_name", err.Error(), "use 1-64 letters, digits, '-' or '_'")
 	}
@@ -285,6 +288,9 @@ func (s *Service) ensureAgentTx(ctx context.Context, tx *Tx, name string) error 
 	case err == nil:
 		return Conflict("name_taken", fmt.Sprintf("%q is a person's name; people and agents share one name space", name), "choose another agent name")
 	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	if err := checkReservedName("agent_name", name, false); err != nil {
 		return err
 	}
 	ok, err := tx.ClaimName(ctx, name, store.KindAgent, tx.Now)

@@ -68,6 +68,12 @@ type sendSpec struct {
 // "permission" is refused here (POST /permission/request stores those). An
 // agent may open at most
 // NewSessionLimit sessions per NewSessionWindow (429 with the wait).
+// Addresses follow checkRecipientPath (a person has no path, an agent's
+// path is absolute: 400 person_path, relative_path, missing_path). A
+// person's round_budget applies to the session the mail opens; with a mail
+// that lands in an existing session it is a 400
+// round_budget_existing_session naming round_budget (change that budget
+// with PATCH /me/sessions/{id}).
 func (s *Service) Send(ctx context.Context, p *Principal, req client.SendMailRequest) (*client.SendMailResponse, error) {
 	spec, err := s.parseSend(p, req)
 	if err != nil {
@@ -212,9 +218,16 @@ func (s *Service) send(ctx context.Context, p *Principal, spec *sendSpec) (*clie
 	if spec.toKind, err = s.resolveName(ctx, s.Read(), spec.to, "to"); err != nil {
 		return nil, err
 	}
+	reply := spec.replyTo != ""
+	if err := checkRecipientPath(spec.to, spec.toKind, "to", reply); err != nil { // addressrules.go
+		return nil, err
+	}
 	spec.ccKinds = make([]string, len(spec.cc))
 	for i, a := range spec.cc {
 		if spec.ccKinds[i], err = s.resolveName(ctx, s.Read(), a, "cc"); err != nil {
+			return nil, err
+		}
+		if err := checkRecipientPath(a, spec.ccKinds[i], "cc", reply); err != nil {
 			return nil, err
 		}
 	}
@@ -384,6 +397,13 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			return nil, err
 		}
 		newSession = true
+	}
+	if spec.roundBudget != nil && !newSession {
+		// round_budget sets the budget of the session a mail opens; a mail
+		// into an existing session would silently drop it.
+		return nil, InvalidCode("round_budget_existing_session", "round_budget",
+			fmt.Sprintf("round_budget only applies to a new session; this mail goes to the existing session %q (%s)", sess.Alias, sess.SessionID),
+			"change an existing session's budget with PATCH /api/v1/me/sessions/{id}, or drop round_budget")
 	}
 
 	// A cc address's session part can only name this mail's session.

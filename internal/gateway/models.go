@@ -23,6 +23,7 @@ const MaxAllowedModels = 100
 // and the same model twice. An unknown agent is a 404. The heartbeat
 // returns the new scope within one period.
 func (s *Service) SetAllowedModels(ctx context.Context, name string, req client.AllowedModels) (*client.AllowedModels, error) {
+	name = NormalizeName(name) // names are case-insensitive
 	var list []store.ModelRow
 	if req.ModelsUnrestricted {
 		if len(req.AllowedModels) > 0 {

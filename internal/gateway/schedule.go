@@ -115,6 +115,9 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 		if err != nil {
 			return nil, err
 		}
+		if err := checkRecipientPath(a, kind, "recipients", false); err != nil { // addressrules.go
+			return nil, err
+		}
 		switch {
 		case kind == store.KindPerson:
 			out = append(out, a.Name) // people have no path

@@ -14,7 +14,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	cookie, resp, err := s.svc.Login(r.Context(), req)
+	cookie, resp, err := s.svc.Login(r.Context(), req, gateway.RemoteHost(r.RemoteAddr)) // throttled per username and address
 	if err != nil {
 		return err
 	}

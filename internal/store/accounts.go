@@ -15,11 +15,12 @@ const (
 )
 
 // ClaimName reserves name for kind in the shared name space. It answers
-// (false, nil) when the name is already taken by either kind. ON CONFLICT
-// DO NOTHING rather than a caught unique violation: on PostgreSQL a failed
-// statement aborts the whole transaction.
+// (false, nil) when the name is already taken by either kind, in any case
+// (the names_lower index, migration 0012). ON CONFLICT DO NOTHING rather
+// than a caught unique violation: on PostgreSQL a failed statement aborts
+// the whole transaction.
 func (q *Q) ClaimName(ctx context.Context, name, kind string, now time.Time) (bool, error) {
-	res, err := q.Exec(ctx, `INSERT INTO names (name, kind, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+	res, err := q.Exec(ctx, `INSERT INTO names (name, kind, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
 		name, kind, Millis(now))
 	if err != nil {
 		return false, err

@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// ThrottleRule is the sign-in throttling of one kind of key. Attempts
+// without a success are counted per key; once Limit of them were counted,
+// the key is locked for Base after the latest, and every further failure
+// doubles that wait up to Max. A count with no failure for Forget is
+// cleared; so is a username's count on a successful sign-in.
+type ThrottleRule struct {
+	Limit  int
+	Base   time.Duration
+	Max    time.Duration
+	Forget time.Duration
+}
+
+// Sign-in throttling (docs/API.md "Sign-in throttling"). The counts live in
+// the database (login_throttle), so the limits hold across replicas.
+var (
+	// UsernameThrottle: the fifth failed sign-in in a row for a username
+	// locks it for 5 minutes, each further failure doubles the wait up to
+	// one hour; 24 hours without a failure or a successful sign-in clear it.
+	UsernameThrottle = ThrottleRule{Limit: 5, Base: 5 * time.Minute, Max: time.Hour, Forget: 24 * time.Hour}
+	// AddressThrottle: 20 failed sign-ins from one remote address (any
+	// usernames) lock it for 1 minute, doubling up to one hour; 15 minutes
+	// without a failure clear it. A success takes back only its own attempt,
+	// so signing in to one's own account cannot hide guesses at others.
+	AddressThrottle = ThrottleRule{Limit: 20, Base: time.Minute, Max: time.Hour, Forget: 15 * time.Minute}
+)
+
+// Lock answers how long a key with that many counted failures stays locked
+// after its latest failure: 0 below Limit, then Base·2^(failures−Limit),
+// at most Max.
+func (r ThrottleRule) Lock(failures int) time.Duration {
+	if failures < r.Limit {
+		return 0
+	}
+	d := r.Base
+	for i := r.Limit; i < failures && d < r.Max; i++ {
+		d *= 2
+	}
+	if d > r.Max {
+		d = r.Max
+	}
+	return d
+}
+
+// throttleKey is one counted key of a sign-in attempt.
+type throttleKey struct {
+	key   string
+	rule  ThrottleRule
+	field string // the request field a lock is reported on
+	what  string // how the 429 names it
+}
+
+// signInKeys answers the keys a sign-in attempt is counted under: the
+// (lower-case) username and, when known, the remote address.
+func signInKeys(username, remote string) []throttleKey {
+	keys := []throttleKey{{key: "user:" + username, rule: UsernameThrottle, field: "username",
+		what: fmt.Sprintf("username %q", username)}}
+	if remote != "" {
+		keys = append(keys, throttleKey{key: "addr:" + remote, rule: AddressThrottle, what: "your address"})
+	}
+	return keys
+}
+
+// RemoteHost answers the host part of an http.Request.RemoteAddr
+// ("203.0.113.7:51234" → "203.0.113.7"), or the whole value when it has no
+// port. Behind a reverse proxy this is the proxy's address.
+func RemoteHost(remoteAddr string) string {
+	if h, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return h
+	}
+	return strings.TrimSpace(remoteAddr)
+}
+
+// admitSignIn refuses an attempt on a locked key with a 429 (Retry-After:
+// the rest of the lock) and otherwise counts the attempt under every key
+// before the password is checked, in one transaction: concurrent guesses
+// are counted one after another and cannot all slip past the limit. A
+// refused attempt is not counted, so it does not lengthen the lock.
+func (s *Service) admitSignIn(ctx context.Context, keys []throttleKey) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		for _, k := range keys {
+			row, err := tx.LoginThrottle(ctx, k.key)
+			if err != nil {
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				return err
+			}
+			n := row.Failures
+			if tx.Now.Sub(row.LastFailure) >= k.rule.Forget {
+				n = 0
+			}
+			until := row.LastFailure.Add(k.rule.Lock(n))
+			if tx.Now.Before(until) {
+				wait := until.Sub(tx.Now)
+				return &Error{Kind: KindRateLimited, Code: "sign_in_throttled", Field: k.field, RetryAfter: wait,
+					Message:    fmt.Sprintf("too many failed sign-ins for %s; sign-in is locked for %d more seconds", k.what, RetrySeconds(wait)),
+					Suggestion: fmt.Sprintf("wait %d seconds before trying again; if you forgot the password, ask an admin to reset it", RetrySeconds(wait))}
+			}
+		}
+		for _, k := range keys {
+			if err := tx.CountLoginAttempt(ctx, k.key, tx.Now, tx.Now.Add(-k.rule.Forget)); err != nil {
+				return err
+			}
+		}
+		return tx.DeleteStaleLoginThrottles(ctx, tx.Now.Add(-maxForget()))
+	})
+}
+
+func maxForget() time.Duration {
+	if UsernameThrottle.Forget > AddressThrottle.Forget {
+		return UsernameThrottle.Forget
+	}
+	return AddressThrottle.Forget
+}
+
+// signInSucceeded clears the username's count and takes the attempt back
+// from the address's count.
+func (s *Service) signInSucceeded(ctx context.Context, keys []throttleKey) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		for _, k := range keys {
+			var err error
+			if k.rule == UsernameThrottle {
+				err = tx.ClearLoginThrottle(ctx, k.key)
+			} else {
+				err = tx.ForgiveLoginAttempt(ctx, k.key)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Login checks a username and password from the remote address remote
+// (RemoteHost of the request; "" counts the username alone) and opens a
+// cookie session: it answers the cookie value (to set as agentmail_session)
+// and the login answer with the CSRF token.
+//
+// Errors: 400 field username when it is empty; 401 invalid_credentials for
+// an unknown username or a wrong password (the same answer, so names cannot
+// be probed); 401 account_disabled; 429 sign_in_throttled with Retry-After
+// while the username or the address is locked (UsernameThrottle,
+// AddressThrottle), even for the right password. The username is compared
+// in lower case (NormalizeName).
+func (s *Service) Login(ctx context.Context, req client.LoginRequest, remote string) (cookie string, resp *client.LoginResponse, err error) {
+	req.Username = NormalizeName(req.Username)
+	if req.Username == "" {
+		return "", nil, Invalid("username", "username is required", "send {\"username\":..., \"password\":...}")
+	}
+	keys := signInKeys(req.Username, remote)
+	if err := s.admitSignIn(ctx, keys); err != nil {
+		return "", nil, err
+	}
+	cookie, resp, err = s.login(ctx, req)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := s.signInSucceeded(ctx, keys); err != nil {
+		s.Log.Warn("clear sign-in throttle", "username", req.Username, "err", err)
+	}
+	return cookie, resp, nil
+}

@@ -1,0 +1,28 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+func init() {
+	RegisterRoutes(Route{Method: "POST", Path: Prefix + "/me/password", Auth: AuthPerson,
+		Summary: "Change the person's own password; other cookie sessions end, this one stays",
+		Request: client.ChangePasswordRequest{}, Status: 204, Errors: []int{400, 401, 403, 429, 500},
+		Handler: (*Server).handleChangePassword})
+}
+
+// handleChangePassword serves POST /me/password (gateway.ChangePassword).
+func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) error {
+	var req client.ChangePasswordRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if err := s.svc.ChangePassword(r.Context(), PrincipalOf(r), req, gateway.RemoteHost(r.RemoteAddr)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,280 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+	"github.com/agentmail/agentmail/internal/store"
+	"github.com/agentmail/agentmail/internal/store/storetest"
+)
+
+// A person changes their own password: the current one is checked, the
+// new one needs 8 characters, the cookie session making the change stays
+// signed in while every other one ends, and user keys keep working.
+func TestChangePasswordKeepsThisSessionAndEndsTheOthers(t *testing.T) {
+	e := newEnv(t)
+	this := e.person("ann")
+	other := e.login("ann", "ann-password")
+	k, err := this.CreateUserKey(e.ctx(), client.CreateUserKeyRequest{Label: "script", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := client.New(e.url, client.WithToken(k.KeyToken))
+
+	err = this.ChangePassword(e.ctx(), client.ChangePasswordRequest{CurrentPassword: "wrong-password", NewPassword: "brand-new-secret"})
+	if ae := wantStatus(t, err, 400, "wrong_password"); ae.Body.Field != "current_password" {
+		t.Fatalf("field = %q", ae.Body.Field)
+	}
+	err = this.ChangePassword(e.ctx(), client.ChangePasswordRequest{CurrentPassword: "ann-password", NewPassword: "short"})
+	if ae := wantStatus(t, err, 400, ""); ae.Body.Field != "new_password" {
+		t.Fatalf("field = %q", ae.Body.Field)
+	}
+	err = this.ChangePassword(e.ctx(), client.ChangePasswordRequest{NewPassword: "brand-new-secret"})
+	if ae := wantStatus(t, err, 400, ""); ae.Body.Field != "current_password" {
+		t.Fatalf("field = %q", ae.Body.Field)
+	}
+	if _, err := other.Me(e.ctx()); err != nil {
+		t.Fatalf("a refused change ended the other session: %v", err)
+	}
+
+	if err := this.ChangePassword(e.ctx(), client.ChangePasswordRequest{CurrentPassword: "ann-password", NewPassword: "brand-new-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	if me, err := this.Me(e.ctx()); err != nil || me.Username != "ann" {
+		t.Fatalf("the changing session: %+v, %v", me, err)
+	}
+	// A write with the kept session still passes the CSRF check.
+	if _, err := this.CreateUserKey(e.ctx(), client.CreateUserKeyRequest{Label: "after", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatalf("write after the change: %v", err)
+	}
+	_, err = other.Me(e.ctx())
+	wantStatus(t, err, 401, "session_expired")
+	if _, err := byKey.Me(e.ctx()); err != nil {
+		t.Fatalf("user key after the change: %v", err)
+	}
+	_, err = client.New(e.url, client.WithCookieJar()).Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "ann-password"})
+	wantStatus(t, err, 401, "invalid_credentials")
+	e.login("ann", "brand-new-secret")
+
+	// With a user key every cookie session ends; agents have no password.
+	if err := byKey.ChangePassword(e.ctx(), client.ChangePasswordRequest{CurrentPassword: "brand-new-secret", NewPassword: "third-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = this.Me(e.ctx())
+	wantStatus(t, err, 401, "session_expired")
+	agent := e.agent("dsh")
+	err = agent.ChangePassword(e.ctx(), client.ChangePasswordRequest{CurrentPassword: "x", NewPassword: "yyyyyyyyy"})
+	wantStatus(t, err, 403, "person_only")
+	_, err = client.New(e.url).Me(e.ctx())
+	wantStatus(t, err, 401, "missing_key")
+	if status, _, _ := e.raw("POST", "/api/v1/me/password", "", `{"current_password":"a","new_password":"bbbbbbbb"}`); status != 401 {
+		t.Fatalf("without credentials: %d", status)
+	}
+}
+
+// loginErr signs in with a fresh client and answers the error.
+func (e *env) loginErr(user, password string) error {
+	_, err := client.New(e.url, client.WithCookieJar()).Login(e.ctx(), client.LoginRequest{Username: user, Password: password})
+	return err
+}
+
+// Repeated failed sign-ins for a username lock it (429 with Retry-After),
+// even for the right password; the lock doubles with each further failure;
+// a success clears the count; the username is compared in lower case.
+func TestSignInThrottlePerUsername(t *testing.T) {
+	e := newEnv(t)
+	e.person("ann")
+	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
+		wantStatus(t, e.loginErr("ann", "wrong"), 401, "invalid_credentials")
+	}
+	ae := wantStatus(t, e.loginErr("ANN", "ann-password"), 429, "sign_in_throttled")
+	if ae.Body.RetryAfterSeconds != 300 || ae.Body.Field != "username" {
+		t.Fatalf("429 body %+v", ae.Body)
+	}
+	status, body, h := e.raw("POST", "/api/v1/auth/login", "", `{"username":"ann","password":"ann-password"}`)
+	if status != 429 || h.Get("Retry-After") != "300" || !strings.Contains(body, "sign_in_throttled") {
+		t.Fatalf("raw 429: %d %q %s", status, h.Get("Retry-After"), body)
+	}
+	// Another person is not affected (the address limit is higher).
+	e.person("bob")
+
+	// The lock ends after 5 minutes; the next failure locks for 10.
+	e.clock.Advance(5 * time.Minute)
+	wantStatus(t, e.loginErr("ann", "wrong"), 401, "invalid_credentials")
+	ae = wantStatus(t, e.loginErr("ann", "ann-password"), 429, "sign_in_throttled")
+	if ae.Body.RetryAfterSeconds != 600 {
+		t.Fatalf("second lock: %d s", ae.Body.RetryAfterSeconds)
+	}
+	e.clock.Advance(10 * time.Minute)
+	e.login("Ann", "ann-password") // a success clears the count
+	for i := 0; i < gateway.UsernameThrottle.Limit-1; i++ {
+		wantStatus(t, e.loginErr("ann", "wrong"), 401, "invalid_credentials")
+	}
+	e.login("ann", "ann-password")
+
+	// An unknown username is counted like a known one, so the 429 tells
+	// nothing about who exists.
+	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
+		wantStatus(t, e.loginErr("ghost", "wrong"), 401, "invalid_credentials")
+	}
+	wantStatus(t, e.loginErr("ghost", "wrong"), 429, "sign_in_throttled")
+}
+
+// Failed sign-ins from one address for many usernames lock the address.
+func TestSignInThrottlePerAddress(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < gateway.AddressThrottle.Limit; i++ {
+		wantStatus(t, e.loginErr("probe"+string(rune('a'+i)), "wrong"), 401, "invalid_credentials")
+	}
+	ae := wantStatus(t, e.loginErr("admin", adminPassword), 429, "sign_in_throttled")
+	if ae.Body.RetryAfterSeconds != 60 || ae.Body.Field != "" {
+		t.Fatalf("address 429 body %+v", ae.Body)
+	}
+	e.clock.Advance(gateway.AddressThrottle.Forget)
+	e.login("admin", adminPassword)
+}
+
+// The counts live in the database: failures seen by one replica lock the
+// username on another replica of the same database.
+func TestSignInThrottleHoldsAcrossReplicas(t *testing.T) {
+	e := newEnv(t)
+	e.person("ann")
+	other := gateway.New(e.st, e.clock, gateway.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
+		_, _, err := other.Login(context.Background(), client.LoginRequest{Username: "ann", Password: "wrong"}, "198.51.100.9")
+		if !gateway.HasCode(err, "invalid_credentials") {
+			t.Fatalf("replica login %d: %v", i, err)
+		}
+	}
+	wantStatus(t, e.loginErr("ann", "ann-password"), 429, "sign_in_throttled")
+}
+
+// A disabled person's cookie, key and sign-in all say that the account is
+// disabled and that an admin can enable it, not "sign in again".
+func TestDisabledAccountSaysAskAnAdmin(t *testing.T) {
+	e := newEnv(t)
+	ann := e.person("ann")
+	k, err := ann.CreateUserKey(e.ctx(), client.CreateUserKeyRequest{Label: "cli", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.AdminUpdateUser(e.ctx(), "ann", client.UpdateUserRequest{Disabled: client.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		ae := wantStatus(t, err, 401, "account_disabled")
+		if !strings.Contains(ae.Body.Error, "disabled") || !strings.Contains(ae.Body.Suggestion, "ask an admin") ||
+			strings.Contains(ae.Body.Suggestion, "sign in again or") {
+			t.Fatalf("%s: %+v", what, ae.Body)
+		}
+	}
+	_, err = client.New(e.url, client.WithToken(k.KeyToken)).Me(e.ctx())
+	check("user key", err)
+	check("sign-in", e.loginErr("ann", "ann-password"))
+	// A cookie session made before disabling: ended by the disabling;
+	// re-enabled, a new one works.
+	if _, err := e.admin.AdminUpdateUser(e.ctx(), "ann", client.UpdateUserRequest{Disabled: client.Bool(false)}); err != nil {
+		t.Fatal(err)
+	}
+	ann = e.login("ann", "ann-password")
+	// Disabled behind the gateway's back, so the cookie itself is checked.
+	if err := e.st.Write(context.Background(), func(q *store.Q) error {
+		_, err := q.Exec(context.Background(), `UPDATE users SET disabled = ? WHERE username = ?`, true, "ann")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ann.Me(e.ctx())
+	check("cookie", err)
+}
+
+// Names are case-insensitive and stored in lower case; reserved names
+// cannot be taken.
+func TestNamesAreCaseInsensitiveAndSomeAreReserved(t *testing.T) {
+	e := newEnv(t)
+	u, err := e.admin.AdminCreateUser(e.ctx(), client.CreateUserRequest{Username: "Ann", Password: "ann-password"})
+	if err != nil || u.Username != "ann" {
+		t.Fatalf("create Ann: %+v, %v", u, err)
+	}
+	_, err = e.admin.AdminCreateUser(e.ctx(), client.CreateUserRequest{Username: "ANN", Password: "ann-password"})
+	wantStatus(t, err, 409, "name_taken")
+	_, err = e.admin.CreateAgentKey(e.ctx(), client.CreateAgentKeyRequest{AgentName: "aNN", Lifecycle: client.LifecyclePermanent})
+	wantStatus(t, err, 409, "name_taken")
+	ann := e.login("ANN", "ann-password")
+
+	k, err := e.admin.CreateAgentKey(e.ctx(), client.CreateAgentKeyRequest{AgentName: "Claude", KeyToken: "test-key-claude-0123456789abcdef", Lifecycle: client.LifecyclePermanent})
+	if err != nil || k.Owner != "claude" {
+		t.Fatalf("agent key Claude: %+v, %v", k, err)
+	}
+	r, err := ann.MeSend(e.ctx(), client.SendMailRequest{To: "Claude@/srv/app.new", Subject: "hi", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ann.MeGetMail(e.ctx(), r.MailID)
+	if err != nil || m.Recipients[0].Name != "claude" || m.Recipients[0].Address != "claude@/srv/app."+r.SessionAlias {
+		t.Fatalf("mail to Claude: %+v, %v", m, err)
+	}
+	if _, err := e.admin.Agent(e.ctx(), "CLAUDE"); err != nil {
+		t.Fatalf("GET /agents/CLAUDE: %v", err)
+	}
+
+	for _, name := range []string{"agentmail", "System", "timeout", "admin"} {
+		_, err := e.admin.AdminCreateUser(e.ctx(), client.CreateUserRequest{Username: name, Password: "whatever-pass"})
+		if ae := wantStatus(t, err, 400, "reserved_name"); ae.Body.Field != "username" {
+			t.Errorf("user %s: field %q", name, ae.Body.Field)
+		}
+	}
+	for _, name := range []string{"agentmail", "system", "TimeOut"} {
+		_, err := e.admin.CreateAgentKey(e.ctx(), client.CreateAgentKeyRequest{AgentName: name, Lifecycle: client.LifecyclePermanent})
+		if ae := wantStatus(t, err, 400, "reserved_name"); ae.Body.Field != "agent_name" {
+			t.Errorf("agent %s: field %q", name, ae.Body.Field)
+		}
+	}
+	if n := e.count("names"); n != 3 { // admin, ann, claude
+		t.Fatalf("%d names stored", n)
+	}
+}
+
+// "admin" is reserved even when the first admin has another name, and the
+// first start may not take the other reserved names.
+func TestAdminNameIsOnlyForTheFirstAdmin(t *testing.T) {
+	ctx := context.Background()
+	svc := gateway.New(storetest.Open(t), nil, gateway.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, name := range []string{"system", "agentmail", "timeout"} {
+		if _, _, err := svc.BootstrapAdmin(ctx, name, "long-enough"); !gateway.HasCode(err, "reserved_name") {
+			t.Errorf("ADMIN_USER=%s: %v", name, err)
+		}
+	}
+	if created, _, err := svc.BootstrapAdmin(ctx, "Root", "long-enough"); err != nil || !created {
+		t.Fatalf("ADMIN_USER=Root: %v %v", created, err)
+	}
+	if _, err := svc.CreateUser(ctx, client.CreateUserRequest{Username: "admin", Password: "long-enough"}); !gateway.HasCode(err, "reserved_name") {
+		t.Fatalf("admin after a first admin named root: %v", err)
+	}
+	if _, err := svc.CreateUser(ctx, client.CreateUserRequest{Username: "ROOT", Password: "long-enough"}); !gateway.HasCode(err, "name_taken") {
+		t.Fatalf("ROOT next to root: %v", err)
+	}
+}
+
+// The names table refuses two names differing only in case, whatever path
+// claimed them (migration 0012).
+func TestNamesTableRefusesCaseVariants(t *testing.T) {
+	e := newEnv(t)
+	err := e.st.Write(context.Background(), func(q *store.Q) error {
+		ok, err := q.ClaimName(context.Background(), "Admin", store.KindPerson, e.clock.Now())
+		if err == nil && ok {
+			t.Errorf("Admin was claimed next to admin")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
