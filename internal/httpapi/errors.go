@@ -87,7 +87,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // otherwise be silently dropped), a wrong type is a 400 wrong_type naming
 // the field with the expected and actual JSON type (W-2; a time that is not
 // RFC 3339 too), malformed JSON is a 400 and a body over MaxJSONBody a 413
-// (field "body").
+// (field "body"). A string holding NUL (nul_character) or bytes that are
+// not UTF-8 (invalid_utf8) is a 400 naming its field.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
 	if err != nil {
@@ -107,6 +108,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 		if f := nulField(dst); f != "" { // textcheck.go: PostgreSQL stores no NUL
 			return gateway.InvalidCode("nul_character", f, fmt.Sprintf("field %q contains a NUL character (U+0000), which cannot be stored", f),
 				"remove the NUL characters (for example from pasted binary output) and send again")
+		}
+		if f, bad := invalidUTF8Field(raw); bad { // utf8check.go: never store replaced text
+			return gateway.InvalidCode("invalid_utf8", f, fmt.Sprintf("field %q is not valid UTF-8 text", f),
+				"send text encoded as UTF-8 (convert it from its original encoding first)")
 		}
 		return nil
 	}
