@@ -25,6 +25,9 @@ export const CHROMIUM_ARGS = [
   '--disable-dev-shm-usage',
 ]
 
+/** MAX_ATTACHMENT_BYTES is the attachment size limit of the started gateway (1 MiB). */
+export const MAX_ATTACHMENT_BYTES = 1 << 20
+
 /** freePort asks the kernel for an unused loopback port. */
 export function freePort() {
   return new Promise((res, rej) => {
@@ -83,6 +86,8 @@ export class Gateway {
       ADMIN_USER: this.adminUser,
       ADMIN_PASSWORD: this.adminPassword,
       DATABASE_URL: '',
+      // Small enough for a test to go over it without a huge upload.
+      AGENTMAIL_MAX_ATTACHMENT_BYTES: String(MAX_ATTACHMENT_BYTES),
     }
     this.proc = spawn(this.bin, ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const keep = (b) => {

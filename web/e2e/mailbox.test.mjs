@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, tempDir, waitFor } from './harness.mjs'
+import { Api, Gateway, MAX_ATTACHMENT_BYTES, buildBinary, freePort, launchBrowser, screenshotDir, tempDir, waitFor } from './harness.mjs'
 
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-1'
@@ -21,9 +21,9 @@ let work, gw, browser, wide, page, admin, agent, ws, shots
 let firstMailId, sessionId, permMailId
 
 async function shot(p, name) {
-  // Toasts come and go; they are not part of the screen being shown.
-  await p.evaluate(() => document.querySelectorAll('[data-testid="toast"]').forEach((e) => e.remove()))
-  await p.screenshot({ path: join(shots, name), fullPage: false, animations: 'disabled' })
+  // Toasts come and go; they are not part of the screen being shown. They are
+  // hidden for the picture only: removing React's nodes would break the page.
+  await p.screenshot({ path: join(shots, name), fullPage: false, animations: 'disabled', style: '[data-testid="toast"] { visibility: hidden !important; }' })
 }
 
 before(async () => {
@@ -390,6 +390,7 @@ describe('web page against a real gateway', () => {
     await page.getByTestId('agent-keys').waitFor()
     assert.equal(await page.getByTestId('agent-key-token').count(), 0, 'never shown again')
 
+
     await page.goto(gw.url + '/admin/agents')
     await page.getByTestId('admin-agents').waitFor()
     await page.getByTestId('default-rounds-pi').fill('7')
@@ -434,12 +435,108 @@ describe('web page against a real gateway', () => {
     await page.getByTestId('nav-inbox').filter({ hasText: 'Inbox' }).waitFor()
   })
 
+  /** countSends counts the page's POST /me/mail/send calls while fn runs. */
+  async function countSends(fn) {
+    let n = 0
+    const on = (req) => {
+      if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/v1/me/mail/send') n++
+    }
+    page.on('request', on)
+    try {
+      await fn()
+    } finally {
+      page.off('request', on)
+    }
+    return n
+  }
+
+  /** openCompose opens a new mail to a new session of pi with the address checked. */
+  async function openCompose(subject) {
+    await page.goto(gw.url + '/inbox')
+    await page.getByTestId('mail-list').waitFor()
+    await page.getByTestId('compose-open').click()
+    await page.getByTestId('compose-to').fill(`pi@${ws}.new`)
+    await page.locator('[data-testid="address-preview"][data-tone="new"]').waitFor()
+    await page.getByTestId('compose-subject').fill(subject)
+    await page.getByTestId('compose-body').fill(`Body of ${subject}`)
+  }
+
+  async function agentMailsWith(subject) {
+    const r = await agent.get('/mail/inbox?status=all&limit=200&mark_read=false')
+    return (r.mails ?? []).filter((m) => m.subject === subject)
+  }
+
+  test('two quick Ctrl+Enter send one mail', async () => {
+    await openCompose('Only once')
+    const sends = await countSends(async () => {
+      // Two presses within one task: the second comes before any answer.
+      await page.getByTestId('compose-body').evaluate((el) => {
+        for (let i = 0; i < 2; i++) el.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', ctrlKey: true, bubbles: true, cancelable: true }))
+      })
+      await page.getByTestId('compose').waitFor({ state: 'detached' })
+      await page.getByTestId('conversation').waitFor()
+    })
+    assert.equal(sends, 1, 'one send request')
+    await waitFor(async () => (await agentMailsWith('Only once')).length === 1, { what: 'the agent got the mail' })
+    const sessions = (await admin.get('/me/sessions?limit=200')).sessions.filter((x) => x.subject === 'Only once')
+    assert.equal(sessions.length, 1, 'one session')
+  })
+
+  test('a failed upload blocks sending until retried or removed', async () => {
+    await openCompose('With a big file')
+    const big = Buffer.alloc(MAX_ATTACHMENT_BYTES + 4096, 'x')
+    await page.getByTestId('compose-file').setInputFiles({ name: 'big.log', mimeType: 'text/plain', buffer: big })
+    const chip = page.locator('[data-testid="compose-attachments"] li').filter({ hasText: 'big.log' })
+    await page.locator('[data-testid="compose-attachments"] li[data-state="error"]').waitFor()
+    const sends = await countSends(async () => {
+      await page.getByTestId('compose-body').press('Control+Enter')
+      await page.getByTestId('compose-error').filter({ hasText: 'big.log' }).waitFor()
+      await page.getByTestId('compose-send').click()
+      await page.getByTestId('compose-error').filter({ hasText: 'big.log' }).waitFor()
+    })
+    assert.equal(sends, 0, 'nothing was sent without the attachment')
+    assert.equal(await page.getByTestId('compose').count(), 1, 'the form stays open')
+    assert.equal(await chip.getByTestId('upload-retry').count(), 1, 'retry is offered')
+    await chip.getByTestId('upload-remove').click()
+    await page.getByTestId('compose-body').press('Control+Enter')
+    await page.getByTestId('compose').waitFor({ state: 'detached' })
+    await waitFor(async () => (await agentMailsWith('With a big file')).length === 1, { what: 'sent without the removed file' })
+  })
+
+  test('a request that cannot reach the gateway shows the banner, not "Failed to fetch"', async () => {
+    await page.goto(gw.url + '/inbox')
+    await page.getByTestId('mail-list').waitFor()
+    await waitFor(async () => (await page.getByTestId('live-dot').getAttribute('data-state')) === 'open', { what: 'live' })
+    // The event stream stays up; only the list request fails as without a network.
+    const sent = (url) => new URL(url).pathname === '/api/v1/me/mail/sent'
+    await page.route(sent, (route) => route.abort('internetdisconnected'))
+    await page.getByTestId('nav-sent').click()
+    const box = page.getByTestId('error-box')
+    await box.waitFor()
+    assert.equal((await box.locator('p').first().innerText()).trim(), 'Cannot reach the gateway — retrying')
+    await page.getByTestId('live-banner').filter({ hasText: 'Cannot reach the gateway — retrying' }).waitFor()
+    assert.doesNotMatch(await page.locator('body').innerText(), /Failed to fetch/)
+    // Chinese too.
+    await page.getByTestId('lang-zh').click()
+    await page.getByTestId('error-box').filter({ hasText: '无法连接网关——正在重试' }).waitFor()
+    await page.getByTestId('lang-en').click()
+    // Once requests get through again, the page retries by itself.
+    await page.unroute(sent)
+    await page.getByTestId('mail-list').waitFor({ timeout: 30000 })
+    await page.getByTestId('live-banner').waitFor({ state: 'detached', timeout: 30000 })
+  })
+
   test('a lost connection shows a banner and resumes', async () => {
     await page.goto(gw.url + `/inbox/${sessionId}`)
     await page.getByTestId('conversation').waitFor()
     await waitFor(async () => (await page.getByTestId('live-dot').getAttribute('data-state')) === 'open', { what: 'live' })
     await gw.stop()
     await page.getByTestId('live-banner').waitFor()
+    // A request made meanwhile says the same, not the browser's "Failed to fetch".
+    await page.getByTestId('nav-agents').click()
+    await page.getByTestId('error-box').filter({ hasText: 'Cannot reach the gateway — retrying' }).waitFor()
+    assert.doesNotMatch(await page.locator('body').innerText(), /Failed to fetch/)
+    await page.goBack()
     await gw.start()
     await page.getByTestId('live-banner').waitFor({ state: 'detached', timeout: 60000 })
     await agent.post('/mail/send', { to: ADMIN, subject: 'Re: Find the leak', body: 'Back after the restart.', reply_to: firstMailId })

@@ -77,6 +77,7 @@ function Routes() {
     case 'sent':
       page = (
         <Mailbox
+          key={head === 'sent' ? 'sent' : 'inbox'}
           folder={head === 'sent' ? 'sent' : 'inbox'}
           openId={second}
           focusMail={loc.query.get('m') ?? undefined}

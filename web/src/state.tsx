@@ -2,10 +2,12 @@
 // event stream, the compose dialog, toasts, and the keyboard handlers of the
 // page in front.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
-import { api, ApiError } from './api/client'
+import { api, ApiError, isNetworkError, setReachabilityHandler } from './api/client'
 import { connectLive, type LiveState } from './api/events'
 import type { Counts, EventName, Mail, Me } from './api/types'
+import { activeTranslate } from './i18n'
 import type { Action } from './lib/shortcuts'
+import { withoutRuleCodes } from './lib/text'
 
 /** LiveEvent is one event from the stream, or "resync" after a gap. */
 export type LiveEvent = { name: EventName; data: Record<string, unknown> } | { name: 'resync'; data: Record<string, never> }
@@ -22,11 +24,14 @@ export interface Toast {
   tone: 'info' | 'error'
 }
 
-interface AppState {
+/** AppState is the page-wide state shared through AppStateContext. */
+export interface AppState {
   me: Me
   counts: Counts
   refreshCounts: () => void
   live: LiveState
+  /** reachable is false after a request found no gateway, until one gets through again. */
+  reachable: boolean
   /** announce tells listeners about a change this page made itself (the stream only carries others' doings). */
   announce: (e: LiveEvent) => void
   /** subscribe registers a listener for live events; returns the unsubscribe. */
@@ -45,7 +50,12 @@ interface AppState {
   logout: () => void
 }
 
-const Ctx = createContext<AppState | null>(null)
+/**
+ * AppStateContext carries the page-wide state. AppStateProvider fills it for
+ * the signed-in person; component tests provide a value of their own.
+ */
+export const AppStateContext = createContext<AppState | null>(null)
+const Ctx = AppStateContext
 
 /** useApp gives the page-wide state; only valid inside AppStateProvider. */
 export function useApp(): AppState {
@@ -54,17 +64,29 @@ export function useApp(): AppState {
   return s
 }
 
-/** errorText renders an API error with its suggestion. */
+/**
+ * errorText renders an error for people: an API error with its suggestion
+ * (without the specification's rule references), a request that found no
+ * gateway as "Cannot reach the gateway — retrying" in the page's language.
+ */
 export function errorText(e: unknown): string {
-  if (e instanceof ApiError) return e.suggestion ? `${e.message} — ${e.suggestion}` : e.message
-  if (e instanceof Error) return e.message
-  return String(e)
+  if (isNetworkError(e)) return activeTranslate()('live.lost')
+  if (e instanceof ApiError) {
+    const msg = withoutRuleCodes(e.message)
+    return e.suggestion ? `${msg} — ${withoutRuleCodes(e.suggestion)}` : msg
+  }
+  if (e instanceof Error) return withoutRuleCodes(e.message)
+  return withoutRuleCodes(String(e))
 }
+
+/** RETRY_MS is how often the page asks again while the gateway cannot be reached. */
+export const RETRY_MS = 3000
 
 /** AppStateProvider holds the page-wide state for a signed-in person and opens the live stream. */
 export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout: () => void; children: ReactNode }) {
   const [counts, setCounts] = useState<Counts>({ unread: 0, pending_permissions: 0 })
   const [live, setLive] = useState<LiveState>('connecting')
+  const [reachable, setReachable] = useState(true)
   const [compose, setCompose] = useState<ComposeInit | null>(null)
   const [toasts, setToasts] = useState<Toast[]>([])
   const [helpOpen, setHelpOpen] = useState(false)
@@ -95,6 +117,26 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
     })
     return stop
   }, [refreshCounts, emit])
+
+  // A request that finds no gateway shows the banner; the page then asks
+  // again every RETRY_MS and, once one gets through, reloads what it shows.
+  useEffect(() => {
+    setReachabilityHandler(setReachable)
+    return () => setReachabilityHandler(null)
+  }, [])
+  const wasUnreachable = useRef(false)
+  useEffect(() => {
+    if (!reachable) {
+      wasUnreachable.current = true
+      const timer = setInterval(() => api.counts().then(setCounts, () => {}), RETRY_MS)
+      return () => clearInterval(timer)
+    }
+    if (wasUnreachable.current) {
+      wasUnreachable.current = false
+      refreshCounts()
+      emit({ name: 'resync', data: {} })
+    }
+  }, [reachable, refreshCounts, emit])
 
   const subscribe = useCallback((fn: (e: LiveEvent) => void) => {
     listeners.current.add(fn)
@@ -130,6 +172,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       counts,
       refreshCounts,
       live,
+      reachable,
       announce: emit,
       subscribe,
       compose,
@@ -144,7 +187,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       setHelpOpen,
       logout,
     }),
-    [me, counts, refreshCounts, live, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
+    [me, counts, refreshCounts, live, reachable, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
   )
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>
 }

@@ -26,6 +26,20 @@ export class ApiError extends Error {
 
 let csrfToken = ''
 let onUnauthorized: (() => void) | null = null
+let onReachability: ((reachable: boolean) => void) | null = null
+
+/** isNetworkError tells an error of a request that never reached the gateway (ApiError status 0). */
+export function isNetworkError(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 0
+}
+
+/**
+ * setReachabilityHandler is told after every request whether the gateway
+ * answered (true, whatever the status) or could not be reached (false).
+ */
+export function setReachabilityHandler(fn: ((reachable: boolean) => void) | null): void {
+  onReachability = fn
+}
 
 /** setCsrfToken stores the token that cookie-authenticated writes send as X-CSRF-Token. */
 export function setCsrfToken(token: string | undefined): void {
@@ -71,8 +85,10 @@ async function request<R>(method: string, path: string, body?: unknown, q?: Quer
   try {
     res = await fetch(url(path, q), { method, headers, body: payload, credentials: 'same-origin' })
   } catch (e) {
+    onReachability?.(false)
     throw new ApiError(0, { error: e instanceof Error ? e.message : String(e), code: 'network' })
   }
+  onReachability?.(true)
   if (res.status === 204) return undefined as R
   const text = await res.text()
   let data: unknown = undefined

@@ -4,6 +4,7 @@ import type { Suggestion } from '../api/types'
 import { useI18n } from '../i18n'
 import { previewAddress, type AddressPreview, type AddressProblem, type ResolveOutcome } from '../lib/address'
 import { useDebounced } from '../lib/hooks'
+import { errorText } from '../state'
 import { inputClass } from './ui'
 
 /**
@@ -167,7 +168,7 @@ export function useAddressPreview(address: string): AddressPreview | null {
             ok: false,
             status: e instanceof ApiError ? e.status : 0,
             code: e instanceof ApiError ? e.code : 'network',
-            message: e instanceof Error ? e.message : String(e),
+            message: errorText(e),
           },
         }),
     )

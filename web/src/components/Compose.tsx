@@ -1,15 +1,17 @@
-import { useId, useMemo, useRef, useState } from 'react'
+import { useEffect, useId, useMemo, useRef, useState } from 'react'
 import { api } from '../api/client'
 import type { Attachment, Mail } from '../api/types'
 import { useI18n } from '../i18n'
 import { isParsed, parseAddress, splitAddressList } from '../lib/address'
 import { parseBudgetInput } from '../lib/budget'
+import { isUntouched, readDraft, type Draft } from '../lib/draft'
 import { formatBytes } from '../lib/format'
+import { loadJSON, remove, saveJSON } from '../lib/storage'
 import { navigate } from '../router'
 import { errorText, useApp, type ComposeInit } from '../state'
 import { AddressInput, AddressPreviewLine, useAddressPreview } from './Address'
 import { Markdown } from './Markdown'
-import { Button, Field, Icon, Modal, inputClass } from './ui'
+import { Button, ConfirmDialog, Field, Icon, Modal, inputClass } from './ui'
 
 interface Upload {
   key: number
@@ -18,6 +20,17 @@ interface Upload {
   state: 'uploading' | 'done' | 'error'
   attachment?: Attachment
   error?: string
+  /** The chosen file, kept so a failed upload can be tried again. */
+  file?: File
+}
+
+/**
+ * draftKey names the stored draft of a compose form: one for a new mail (per
+ * preset address), one per mail replied to, replied to all or forwarded.
+ */
+export function draftKey(init: ComposeInit): string {
+  if (init.mode === 'new') return init.to ? `draft.new.${init.to}` : 'draft.new'
+  return `draft.${init.mode}.${init.mail.mail_id}`
 }
 
 function prefixed(prefix: string, subject: string): string {
@@ -52,18 +65,28 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
   const { t } = useI18n()
   const { me, closeCompose, notify, refreshCounts, announce } = useApp()
   const first = useMemo(() => initialFields(init, me.username), [init, me.username])
-  const [to, setTo] = useState(first.to)
-  const [cc, setCc] = useState(first.cc)
-  const [subject, setSubject] = useState(first.subject)
-  const [body, setBody] = useState('')
-  const [budget, setBudget] = useState('')
+  const key = draftKey(init)
+  // A draft kept from an earlier try at this very mail comes back.
+  const [saved] = useState(() => readDraft(loadJSON(key)))
+  const [to, setTo] = useState(saved?.to ?? first.to)
+  const [cc, setCc] = useState(saved?.cc ?? first.cc)
+  const [subject, setSubject] = useState(saved?.subject ?? first.subject)
+  const [body, setBody] = useState(saved?.body ?? '')
+  const [budget, setBudget] = useState(saved?.budget ?? '')
   const [tab, setTab] = useState<'write' | 'preview'>('write')
-  const [uploads, setUploads] = useState<Upload[]>([])
+  const uploadSeq = useRef(0)
+  const [uploads, setUploads] = useState<Upload[]>(() =>
+    (saved?.attachments ?? []).map((a) => ({ key: ++uploadSeq.current, name: a.filename, size: a.size, state: 'done', attachment: a })),
+  )
   const [busy, setBusy] = useState(false)
+  // One mail per press: set before the first await, so a second Ctrl+Enter,
+  // click or submit that arrives before React re-renders is refused too.
+  const sending = useRef(false)
   const [error, setError] = useState('')
   const [tried, setTried] = useState(false)
+  const [confirmClose, setConfirmClose] = useState(false)
   const fileRef = useRef<HTMLInputElement>(null)
-  const uploadSeq = useRef(0)
+  const budgetRef = useRef<HTMLInputElement>(null)
   const ids = { preview: useId(), cc: useId() }
 
   const mode = init.mode
@@ -73,29 +96,67 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
   const ccList = splitAddressList(cc)
   const badCc = ccList.filter((a) => !isParsed(parseAddress(a)))
   const budgetParsed = parseBudgetInput(budget)
-  const uploading = uploads.some((u) => u.state === 'uploading')
+  const budgetShown = !isReply && !isForward
+  const uploading = uploads.filter((u) => u.state === 'uploading')
+  const failed = uploads.filter((u) => u.state === 'error')
+
+  const draft: Draft = {
+    to,
+    cc,
+    subject,
+    body,
+    budget,
+    attachments: uploads.flatMap((u) => (u.state === 'done' && u.attachment ? [u.attachment] : [])),
+  }
+  const untouched = isUntouched(draft, first) && uploads.length === 0
+  const draftJSON = untouched ? '' : JSON.stringify(draft)
+  // Keep the draft while it is being written; an untouched form keeps none.
+  useEffect(() => {
+    if (draftJSON === '') remove(key)
+    else saveJSON(key, JSON.parse(draftJSON))
+  }, [key, draftJSON])
 
   const title = isForward ? t('compose.titleForward') : isReply ? t('compose.titleReply') : t('compose.title')
 
-  const addFiles = (files: FileList | null) => {
+  const startUpload = (key: number, f: File) => {
+    setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'uploading', error: undefined } : x)))
+    api.upload(f).then(
+      (a) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'done', attachment: a, file: undefined } : x))),
+      (e) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'error', error: errorText(e) } : x))),
+    )
+  }
+
+  const addFiles = (files: FileList | File[] | null) => {
     if (!files) return
     for (const f of Array.from(files)) {
       const key = ++uploadSeq.current
-      setUploads((u) => [...u, { key, name: f.name, size: f.size, state: 'uploading' }])
-      api.upload(f).then(
-        (a) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'done', attachment: a } : x))),
-        (e) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'error', error: errorText(e) } : x))),
-      )
+      setUploads((u) => [...u, { key, name: f.name, size: f.size, state: 'uploading', file: f }])
+      startUpload(key, f)
     }
     if (fileRef.current) fileRef.current.value = ''
   }
 
+  // Why the mail cannot go yet because of its attachments, or ''.
+  const uploadBlock =
+    uploading.length > 0
+      ? t('compose.waitUploads', { names: uploading.map((u) => u.name).join(', ') })
+      : failed.length > 0
+        ? t('compose.failedUploads', { names: failed.map((u) => u.name).join(', ') })
+        : ''
+
   const send = async () => {
+    if (sending.current) return
     setTried(true)
     setError('')
     if (to.trim() === '') return setError(t('compose.needTo'))
     if (!isForward && subject.trim() === '') return setError(t('compose.needSubject'))
-    if (!preview || preview.blocksSend || badCc.length > 0 || !budgetParsed.ok) return setError(t('compose.fixAddress'))
+    if (!preview || preview.blocksSend || badCc.length > 0) return setError(t('compose.fixAddress'))
+    if (budgetShown && !budgetParsed.ok) {
+      budgetRef.current?.focus()
+      return setError(t('compose.fixBudget'))
+    }
+    if (uploadBlock) return setError(uploadBlock)
+    sending.current = true
     setBusy(true)
     try {
       const res = isForward
@@ -106,9 +167,10 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
             subject: subject.trim(),
             body,
             reply_to: isReply ? init.mail.mail_id : undefined,
-            attachment_ids: uploads.filter((u) => u.state === 'done').map((u) => u.attachment!.attachment_id),
-            round_budget: isReply ? undefined : budgetParsed.ok ? budgetParsed.value : undefined,
+            attachment_ids: draft.attachments.map((a) => a.attachment_id),
+            round_budget: budgetShown && budgetParsed.ok ? budgetParsed.value : undefined,
           })
+      remove(key)
       notify(t('compose.sent', { address: to.trim() }))
       refreshCounts()
       announce({ name: 'session_updated', data: { session_id: res.session_id } })
@@ -117,12 +179,25 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
     } catch (e) {
       setError(errorText(e))
     } finally {
+      sending.current = false
       setBusy(false)
     }
   }
 
+  // Escape, the backdrop, the close button and Discard all come here: a
+  // form with something in it asks first (its draft is kept meanwhile).
+  const requestClose = () => {
+    if (busy) return
+    if (untouched) closeCompose()
+    else setConfirmClose(true)
+  }
+  const discard = () => {
+    remove(key)
+    closeCompose()
+  }
+
   return (
-    <Modal title={title} onClose={closeCompose} wide fullOnNarrow testId="compose">
+    <Modal title={title} onClose={requestClose} wide fullOnNarrow testId="compose">
       <form
         className="flex flex-col gap-3 p-4"
         onSubmit={(e) => {
@@ -153,10 +228,20 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
         <Field label={t('compose.subject')}>
           {(id) => <input id={id} className={inputClass} value={subject} onChange={(e) => setSubject(e.target.value)} data-testid="compose-subject" autoFocus={!!first.to} />}
         </Field>
-        {!isReply && !isForward && (
+        {budgetShown && (
           <Field label={t('compose.budget')} hint={t('compose.budgetHint')} error={!budgetParsed.ok ? t('budget.invalid') : undefined}>
             {(id, d) => (
-              <input id={id} aria-describedby={d} className={`${inputClass} max-w-[10rem]`} inputMode="numeric" value={budget} onChange={(e) => setBudget(e.target.value)} data-testid="compose-budget" />
+              <input
+                id={id}
+                ref={budgetRef}
+                aria-describedby={d}
+                aria-invalid={!budgetParsed.ok}
+                className={`${inputClass} max-w-[10rem]`}
+                inputMode="numeric"
+                value={budget}
+                onChange={(e) => setBudget(e.target.value)}
+                data-testid="compose-budget"
+              />
             )}
           </Field>
         )}
@@ -198,7 +283,12 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
                     <span>{u.state === 'uploading' ? t('compose.uploading', { name: u.name }) : u.name}</span>
                     <span className="text-slate-500">{formatBytes(u.size)}</span>
                     {u.error && <span>— {u.error}</span>}
-                    <button type="button" aria-label={t('compose.removeAttachment', { name: u.name })} className="ml-1 rounded-full px-1 hover:bg-slate-200" onClick={() => setUploads((x) => x.filter((y) => y.key !== u.key))}>
+                    {u.state === 'error' && u.file && (
+                      <button type="button" className="ml-1 rounded-full px-1.5 font-medium underline hover:bg-red-100" onClick={() => startUpload(u.key, u.file!)} data-testid="upload-retry">
+                        {t('compose.retryUpload')}
+                      </button>
+                    )}
+                    <button type="button" aria-label={t('compose.removeAttachment', { name: u.name })} title={t('compose.removeAttachment', { name: u.name })} className="ml-1 rounded-full px-1 hover:bg-slate-200" onClick={() => setUploads((x) => x.filter((y) => y.key !== u.key))} data-testid="upload-remove">
                       ×
                     </button>
                   </li>
@@ -212,15 +302,33 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
             {error}
           </p>
         )}
-        <div className="sticky bottom-0 flex items-center gap-2 border-t border-slate-100 bg-white pt-3 pb-[env(safe-area-inset-bottom)]">
-          <Button type="submit" variant="primary" disabled={busy || uploading || (tried && !!preview?.blocksSend)} data-testid="compose-send">
+        <div className="sticky bottom-0 flex flex-wrap items-center gap-2 border-t border-slate-100 bg-white pt-3 pb-[env(safe-area-inset-bottom)]">
+          <Button type="submit" variant="primary" disabled={busy || (tried && !!preview?.blocksSend)} aria-describedby={uploadBlock ? `${ids.cc}-block` : undefined} data-testid="compose-send">
             {busy ? t('compose.sending') : t('compose.send')}
           </Button>
-          <Button variant="ghost" onClick={closeCompose}>
+          <Button variant="ghost" onClick={requestClose} disabled={busy}>
             {t('compose.discard')}
           </Button>
+          {uploadBlock && (
+            <span id={`${ids.cc}-block`} className="text-xs text-slate-600" data-testid="compose-upload-block">
+              {uploadBlock}
+            </span>
+          )}
         </div>
       </form>
+      {confirmClose && (
+        <ConfirmDialog
+          title={t('compose.closeTitle')}
+          message={t('compose.closeMessage')}
+          onCancel={() => setConfirmClose(false)}
+          testId="discard-confirm"
+          actions={[
+            { label: t('compose.keepEditing'), variant: 'primary', onClick: () => setConfirmClose(false), testId: 'discard-keep-editing' },
+            { label: t('compose.keepDraft'), onClick: closeCompose, testId: 'discard-keep-draft' },
+            { label: t('compose.discardDraft'), variant: 'danger', onClick: discard, testId: 'discard-confirm-discard' },
+          ]}
+        />
+      )}
     </Modal>
   )
 }

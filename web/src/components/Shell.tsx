@@ -172,7 +172,7 @@ export function Shell({ path, children }: { path: string; children: ReactNode })
           )}
         </div>
       </header>
-      {app.live === 'lost' && (
+      {(app.live === 'lost' || !app.reachable) && (
         <div role="status" className="shrink-0 bg-amber-100 px-3 py-1.5 text-center text-sm text-amber-900" data-testid="live-banner">
           {t('live.lost')}
         </div>

@@ -2,7 +2,8 @@
 import { useEffect, useId, useRef, type ButtonHTMLAttributes, type ReactNode } from 'react'
 import { useI18n } from '../i18n'
 import { errorText } from '../state'
-import { ApiError } from '../api/client'
+import { ApiError, isNetworkError } from '../api/client'
+import { withoutRuleCodes } from '../lib/text'
 
 type Variant = 'primary' | 'secondary' | 'danger' | 'ghost' | 'success' | 'warn'
 
@@ -67,11 +68,12 @@ export function Spinner({ label }: { label?: string }) {
 /** ErrorBox shows an API error with the gateway's suggestion and an optional retry. */
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const { t } = useI18n()
-  const msg = error instanceof ApiError ? error.message : errorText(error)
-  const sug = error instanceof ApiError ? error.suggestion : undefined
+  const network = isNetworkError(error)
+  const msg = error instanceof ApiError && !network ? withoutRuleCodes(error.message) : errorText(error)
+  const sug = error instanceof ApiError && !network && error.suggestion ? withoutRuleCodes(error.suggestion) : undefined
   return (
-    <div role="alert" className="m-3 rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
-      <p>{t('app.error', { message: msg })}</p>
+    <div role="alert" className="m-3 rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800" data-testid="error-box">
+      <p>{network ? msg : t('app.error', { message: msg })}</p>
       {sug && <p className="mt-1">{t('app.suggestion', { suggestion: sug })}</p>}
       {onRetry && (
         <Button small className="mt-2" onClick={onRetry}>
@@ -153,6 +155,8 @@ export function Modal({
       onClose()
     }
     if (e.key === 'Tab' && ref.current) {
+      // A dialog over a dialog keeps Tab to itself.
+      e.stopPropagation()
       const items = Array.from(
         ref.current.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([disabled]), textarea, select, [tabindex]:not([tabindex="-1"])'),
       )
@@ -199,6 +203,50 @@ export function Modal({
         </div>
       </div>
     </div>
+  )
+}
+
+/** ConfirmAction is one button of a ConfirmDialog. */
+export interface ConfirmAction {
+  label: string
+  variant?: Variant
+  onClick: () => void
+  testId?: string
+}
+
+/**
+ * ConfirmDialog asks before something that cannot be undone: message says
+ * what will happen, actions are the choices (the first one, the safe choice,
+ * gets the focus); Escape, the backdrop and the close button mean onCancel.
+ */
+export function ConfirmDialog({
+  title,
+  message,
+  actions,
+  onCancel,
+  testId,
+}: {
+  title: string
+  message: ReactNode
+  actions: ConfirmAction[]
+  onCancel: () => void
+  testId?: string
+}) {
+  return (
+    <Modal title={title} onClose={onCancel} testId={testId}>
+      <div className="flex flex-col gap-4 p-4">
+        <div className="text-sm text-slate-700" data-testid={testId ? `${testId}-message` : undefined}>
+          {message}
+        </div>
+        <div className="flex flex-wrap justify-end gap-2">
+          {actions.map((a, i) => (
+            <Button key={a.label} variant={a.variant ?? 'secondary'} onClick={a.onClick} data-testid={a.testId} autoFocus={i === 0}>
+              {a.label}
+            </Button>
+          ))}
+        </div>
+      </div>
+    </Modal>
   )
 }
 

@@ -51,7 +51,7 @@ export const en = {
   'nav.unreadCount': '{count} unread',
   'nav.waitingCount': '{count} waiting',
 
-  'live.lost': 'Connection lost. Reconnecting… New mail will appear when it is back.',
+  'live.lost': 'Cannot reach the gateway — retrying',
   'live.connecting': 'Connecting…',
   'live.online': 'Live',
 
@@ -83,7 +83,7 @@ export const en = {
   'budget.used': 'Used so far: {used}',
   'budget.reset': 'Reset used rounds to 0',
   'budget.set': 'Set budget',
-  'budget.invalid': 'Enter a whole number, 0 or more.',
+  'budget.invalid': 'Enter a whole number from 0 to 10000 (0 = unlimited), or leave it empty.',
   'budget.unlimited': 'Unlimited',
 
   'conv.none': 'Select a conversation to read it.',
@@ -183,6 +183,15 @@ export const en = {
   'compose.needTo': 'Enter an address.',
   'compose.needSubject': 'Enter a subject.',
   'compose.fixAddress': 'Fix the address before sending.',
+  'compose.fixBudget': 'Fix the round-trip budget before sending: a whole number from 0 to 10000, or empty.',
+  'compose.waitUploads': 'Wait until the attachments have uploaded: {names}.',
+  'compose.failedUploads': 'These attachments did not upload: {names}. Try again or remove them before sending.',
+  'compose.retryUpload': 'Try again',
+  'compose.closeTitle': 'Close this mail?',
+  'compose.closeMessage': 'It has not been sent. Keep it as a draft to finish later (it opens again the next time you write this mail), or discard it.',
+  'compose.keepEditing': 'Keep writing',
+  'compose.keepDraft': 'Keep as draft',
+  'compose.discardDraft': 'Discard',
   'compose.forwardNote': 'Note to add above the forwarded mail',
   'compose.suggestions': 'Address suggestions',
   'compose.replyingTo': 'Replying to {name}',

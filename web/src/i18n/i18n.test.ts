@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { en } from './en'
 import { zh } from './zh'
 import { browserLang, format, translator } from '.'
+import { hasRuleCode } from '../lib/text'
 
 const placeholders = (s: string) => (s.match(/\{\w+\}/g) ?? []).sort()
 
@@ -11,6 +12,9 @@ describe('dictionaries', () => {
   })
   it('have no empty strings', () => {
     for (const [k, v] of [...Object.entries(en), ...Object.entries(zh)]) expect(v.trim(), k).not.toBe('')
+  })
+  it('cite no rule codes of the specification (such as D-6.2 or N-8)', () => {
+    for (const [k, v] of [...Object.entries(en), ...Object.entries(zh)]) expect(hasRuleCode(v), `${k}: ${v}`).toBe(false)
   })
   it('use the same placeholders in both languages', () => {
     for (const k of Object.keys(en) as (keyof typeof en)[]) expect(placeholders(zh[k]), k).toEqual(placeholders(en[k]))

@@ -42,6 +42,16 @@ export function initialLang(): Lang {
   return load<Lang>('lang', LANGS, browserLang(nav))
 }
 
+let activeLang: Lang = 'en'
+
+/**
+ * activeTranslate is t() for the language the page shows now, for code that
+ * runs outside components (error texts built in event handlers).
+ */
+export function activeTranslate(): Translate {
+  return translator(activeLang)
+}
+
 interface I18n {
   lang: Lang
   setLang: (l: Lang) => void
@@ -60,6 +70,7 @@ const Ctx = createContext<I18n>({
 /** I18nProvider holds the chosen language and keeps <html lang> in step. */
 export function I18nProvider({ children }: { children: ReactNode }) {
   const [lang, setLangState] = useState<Lang>(initialLang)
+  activeLang = lang
   const setLang = useCallback((l: Lang) => {
     save('lang', l)
     setLangState(l)

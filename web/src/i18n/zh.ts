@@ -50,7 +50,7 @@ export const zh: Record<MsgKey, string> = {
   'nav.unreadCount': '{count} 封未读',
   'nav.waitingCount': '{count} 项待处理',
 
-  'live.lost': '连接已断开，正在重连… 恢复后新邮件会自动出现。',
+  'live.lost': '无法连接网关——正在重试',
   'live.connecting': '正在连接…',
   'live.online': '实时',
 
@@ -82,7 +82,7 @@ export const zh: Record<MsgKey, string> = {
   'budget.used': '已用：{used}',
   'budget.reset': '已用次数归零',
   'budget.set': '设置预算',
-  'budget.invalid': '请输入不小于 0 的整数。',
+  'budget.invalid': '请输入 0 到 10000 之间的整数（0 = 不限），或留空。',
   'budget.unlimited': '不限',
 
   'conv.none': '选择一个会话来阅读。',
@@ -182,6 +182,15 @@ export const zh: Record<MsgKey, string> = {
   'compose.needTo': '请填写收件地址。',
   'compose.needSubject': '请填写主题。',
   'compose.fixAddress': '请先修正地址再发送。',
+  'compose.fixBudget': '请先修正往返预算再发送：0 到 10000 之间的整数，或留空。',
+  'compose.waitUploads': '请等附件上传完成：{names}。',
+  'compose.failedUploads': '这些附件没有上传成功：{names}。请重试，或先移除再发送。',
+  'compose.retryUpload': '重试',
+  'compose.closeTitle': '关闭这封邮件？',
+  'compose.closeMessage': '邮件还没有发送。可以保存为草稿稍后继续（下次写这封邮件时会恢复），也可以放弃。',
+  'compose.keepEditing': '继续编辑',
+  'compose.keepDraft': '保存草稿',
+  'compose.discardDraft': '放弃',
   'compose.forwardNote': '附在转发邮件上方的说明',
   'compose.suggestions': '地址建议',
   'compose.replyingTo': '回复 {name}',

@@ -33,8 +33,9 @@ describe('parseBudgetInput', () => {
   it('reads whole numbers, 0 meaning unlimited', () => {
     expect(parseBudgetInput('0')).toEqual({ ok: true, value: 0 })
     expect(parseBudgetInput(' 12 ')).toEqual({ ok: true, value: 12 })
+    expect(parseBudgetInput('10000')).toEqual({ ok: true, value: 10000 })
   })
-  it.each(['-1', '1.5', 'abc', '1e3', '999999999'])('refuses %s', (s) => {
+  it.each(['-1', '1.5', 'abc', '1e3', '10001', '999999999', '99999999999'])('refuses %s', (s) => {
     expect(parseBudgetInput(s).ok).toBe(false)
   })
 })

@@ -26,12 +26,19 @@ export function budgetBadge(budgetMax: number, usedRounds: number): BudgetBadge 
   return { tone: 'normal', remaining, used, max }
 }
 
-/** parseBudgetInput reads the budget field: empty → undefined (the agent's default), else a whole number >= 0. */
+/** MAX_ROUND_BUDGET is the largest round budget the page accepts (0 = unlimited). */
+export const MAX_ROUND_BUDGET = 10000
+
+/**
+ * parseBudgetInput reads a budget field: empty → undefined (the agent's
+ * default), else a whole number from 0 to MAX_ROUND_BUDGET; "1.5", "-1",
+ * "1e3" and larger numbers are refused.
+ */
 export function parseBudgetInput(text: string): { ok: true; value: number | undefined } | { ok: false } {
   const t = text.trim()
   if (t === '') return { ok: true, value: undefined }
   if (!/^\d+$/.test(t)) return { ok: false }
   const n = Number(t)
-  if (!Number.isSafeInteger(n) || n > 100000) return { ok: false }
+  if (!Number.isSafeInteger(n) || n > MAX_ROUND_BUDGET) return { ok: false }
   return { ok: true, value: n }
 }

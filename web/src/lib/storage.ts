@@ -21,3 +21,27 @@ export function save(key: string, value: string): void {
     /* storage unavailable */
   }
 }
+
+/** loadJSON reads a stored JSON value; undefined when missing, unreadable or not JSON. */
+export function loadJSON(key: string): unknown {
+  try {
+    const v = window.localStorage.getItem(PREFIX + key)
+    return v === null ? undefined : JSON.parse(v)
+  } catch {
+    return undefined
+  }
+}
+
+/** saveJSON stores a value as JSON; failures (storage full or refused) are ignored. */
+export function saveJSON(key: string, value: unknown): void {
+  save(key, JSON.stringify(value))
+}
+
+/** remove deletes a stored value. */
+export function remove(key: string): void {
+  try {
+    window.localStorage.removeItem(PREFIX + key)
+  } catch {
+    /* storage unavailable */
+  }
+}
