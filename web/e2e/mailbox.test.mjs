@@ -377,8 +377,11 @@ describe('web page against a real gateway', () => {
     await new Api(gw.url).login('bob', 'bob-password-1')
     await shot(page, 'admin-users-1280.png')
 
-    await page.goto(gw.url + '/admin/keys')
-    await page.getByTestId('key-mode-issue').check()
+    // The README's "Admin → Agent keys → issue" is the page's own wording.
+    await page.getByTestId('nav-admin').click()
+    await page.getByRole('link', { name: 'Agent keys', exact: true }).click()
+    await waitFor(() => new URL(page.url()).pathname === '/admin/agent-keys', { what: '/admin/agent-keys' })
+    await page.getByLabel('Issue a new key').check()
     await page.getByTestId('agent-key-name').fill('dsh')
     await page.getByTestId('agent-key-create').click()
     const token = await page.getByTestId('agent-key-token').innerText()
@@ -390,6 +393,26 @@ describe('web page against a real gateway', () => {
     await page.getByTestId('agent-keys').waitFor()
     assert.equal(await page.getByTestId('agent-key-token').count(), 0, 'never shown again')
 
+    // Revoking asks first and names the agent that disconnects.
+    const dshRow = page.locator('[data-testid="agent-keys"] tr[data-owner="dsh"]')
+    const dshKeyActive = async () => ((await admin.get('/admin/agent-keys')).keys ?? []).find((k) => k.owner === 'dsh')?.active
+    await dshRow.getByTestId('key-revoke').click()
+    const ask = page.getByTestId('revoke-confirm')
+    await ask.waitFor()
+    assert.match(await page.getByTestId('revoke-confirm-message').innerText(), /agent dsh .*disconnects/)
+    await ask.getByTestId('revoke-cancel').click()
+    await ask.waitFor({ state: 'detached' })
+    assert.equal(await dshKeyActive(), true, 'cancel keeps the key')
+    await dshRow.getByTestId('key-revoke').click()
+    await page.getByTestId('revoke-do').click()
+    await waitFor(async () => (await dshKeyActive()) === false, { what: 'dsh key revoked' })
+    await dsh.get('/mail/inbox', { expect: 401 })
+    // The old address of the keys page still leads there; user keys have their own tab.
+    await page.goto(gw.url + '/admin/keys')
+    await page.getByTestId('agent-key-form').waitFor()
+    await page.getByRole('link', { name: 'User keys', exact: true }).click()
+    await waitFor(() => new URL(page.url()).pathname === '/admin/user-keys', { what: '/admin/user-keys' })
+    await page.getByRole('link', { name: 'Agents & models', exact: true }).waitFor()
 
     await page.goto(gw.url + '/admin/agents')
     await page.getByTestId('admin-agents').waitFor()
@@ -416,9 +439,41 @@ describe('web page against a real gateway', () => {
     await page.getByTestId('key-label').fill('laptop')
     await page.getByTestId('key-create').click()
     const userToken = await page.getByTestId('key-token').innerText()
-    const me = await new Api(gw.url, { bearer: userToken }).get('/me')
+    const laptop = new Api(gw.url, { bearer: userToken })
+    const me = await laptop.get('/me')
     assert.equal(me.username, ADMIN)
+
+    // An always-allow grant to revoke.
+    const perm = await agent.post('/permission/request', {
+      question: 'May I run the tests?',
+      session_id: sessionId,
+      relay_key: 'e2e-perm-grant',
+      tool: 'Bash',
+      tool_input: { command: 'go test ./...' },
+    })
+    await admin.post(`/me/permission/${perm.mail_id}/decide`, { decision: 'always' })
+    await page.reload()
+    await page.getByTestId('grant-revoke').waitFor()
     await shot(page, 'account-1280.png')
+
+    // Revoking the client key asks first.
+    await page.locator('[data-testid="my-keys"] tr').filter({ hasText: 'laptop' }).getByTestId('key-revoke').click()
+    assert.match(await page.getByTestId('revoke-confirm-message').innerText(), /stops working/)
+    await page.getByTestId('revoke-do').click()
+    await waitFor(async () => (await fetch(gw.url + '/api/v1/me', { headers: { Authorization: `Bearer ${userToken}` } })).status === 401, { what: 'laptop key revoked' })
+
+    // So does revoking a grant, naming the agent and the tool.
+    const grants = async () => (await admin.get('/me/grants')).grants ?? []
+    assert.equal((await grants()).length, 1)
+    await page.getByTestId('grant-revoke').click()
+    const msg = await page.getByTestId('revoke-confirm-message').innerText()
+    assert.match(msg, /pi/)
+    assert.match(msg, /Bash/)
+    await page.getByTestId('revoke-cancel').click()
+    assert.equal((await grants()).length, 1, 'cancel keeps the grant')
+    await page.getByTestId('grant-revoke').click()
+    await page.getByTestId('revoke-do').click()
+    await waitFor(async () => (await grants()).length === 0, { what: 'grant revoked' })
   })
 
   test('switch language', async () => {

@@ -5,7 +5,7 @@ import { Shell } from './components/Shell'
 import { ErrorBox, Spinner } from './components/ui'
 import { useI18n } from './i18n'
 import { Account } from './pages/Account'
-import { Admin, type AdminTab } from './pages/Admin'
+import { Admin, adminTab } from './pages/Admin'
 import { AgentPage, Agents } from './pages/Agents'
 import { Login } from './pages/Login'
 import { Mailbox } from './pages/Mailbox'
@@ -95,7 +95,7 @@ function Routes() {
       page = <Account />
       break
     case 'admin':
-      page = <Admin tab={(['users', 'keys', 'agents'].includes(second ?? '') ? second : 'users') as AdminTab} />
+      page = <Admin tab={adminTab(second)} />
       break
     default:
       page = <p className="p-6 text-sm text-slate-600">{t('app.notFound')}</p>

@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import { api, list } from '../api/client'
-import { Button, ErrorBox, Field, SecretOnce, Spinner, inputClass } from '../components/ui'
+import type { Grant } from '../api/types'
+import { Button, ConfirmDialog, ErrorBox, Field, SecretOnce, Spinner, inputClass } from '../components/ui'
 import { LANGS, useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 import { useAsync } from '../lib/hooks'
@@ -17,6 +18,18 @@ export function Account() {
   const lc = useLifecycle()
   const [token, setToken] = useState('')
   const [err, setErr] = useState('')
+
+  const [askGrant, setAskGrant] = useState<Grant | null>(null)
+  const revokeGrant = (g: Grant) => {
+    setAskGrant(null)
+    api.revokeGrant(g.grant_id).then(
+      () => {
+        notify(t('account.grantRevoked'))
+        grants.reload()
+      },
+      (e) => notify(errorText(e), 'error'),
+    )
+  }
 
   const create = async () => {
     setErr('')
@@ -72,7 +85,17 @@ export function Account() {
           </form>
           {token && <SecretOnce value={token} testId="key-token" />}
           <div className="mt-3">
-            {keys.error ? <ErrorBox error={keys.error} onRetry={keys.reload} /> : !keys.data ? <Spinner /> : <KeyTable keys={keys.data} testId="my-keys" onRevoke={async (k) => { await api.revokeMyKey(k.key_id); keys.reload() }} />}
+            {keys.error ? <ErrorBox error={keys.error} onRetry={keys.reload} /> : !keys.data ? <Spinner /> : (
+              <KeyTable
+                keys={keys.data}
+                testId="my-keys"
+                consequence={(k) => t('keys.revokeMine', { prefix: k.prefix })}
+                onRevoke={async (k) => {
+                  await api.revokeMyKey(k.key_id)
+                  keys.reload()
+                }}
+              />
+            )}
           </div>
         </div>
         <div>
@@ -98,14 +121,14 @@ export function Account() {
               </thead>
               <tbody className="divide-y divide-slate-100">
                 {grants.data.map((g) => (
-                  <tr key={g.grant_id}>
+                  <tr key={g.grant_id} data-grant-id={g.grant_id}>
                     <td className="py-1.5 pr-3">{g.agent_name}</td>
                     <td className="py-1.5 pr-3 font-mono text-xs">{g.tool}</td>
                     <td className="py-1.5 pr-3 font-mono text-xs">{g.scope}</td>
                     <td className="py-1.5 pr-3">{g.granted_by}</td>
                     <td className="py-1.5 pr-3 text-xs">{formatFull(g.created_at, locale)}</td>
                     <td className="py-1.5 text-right">
-                      <Button small variant="danger" onClick={() => api.revokeGrant(g.grant_id).then(grants.reload, (e) => notify(errorText(e), 'error'))}>
+                      <Button small variant="danger" onClick={() => setAskGrant(g)} data-testid="grant-revoke">
                         {t('keys.revoke')}
                       </Button>
                     </td>
@@ -113,6 +136,18 @@ export function Account() {
                 ))}
               </tbody>
             </table>
+          )}
+          {askGrant && (
+            <ConfirmDialog
+              title={t('account.revokeGrantTitle')}
+              message={t('account.revokeGrant', { agent: askGrant.agent_name, tool: askGrant.tool, scope: askGrant.scope })}
+              onCancel={() => setAskGrant(null)}
+              testId="revoke-confirm"
+              actions={[
+                { label: t('app.cancel'), onClick: () => setAskGrant(null), testId: 'revoke-cancel' },
+                { label: t('keys.revoke'), variant: 'danger', onClick: () => revokeGrant(askGrant), testId: 'revoke-do' },
+              ]}
+            />
           )}
         </div>
       </div>

@@ -9,38 +9,54 @@ import { linkHandler } from '../router'
 import { errorText, useApp } from '../state'
 import { KeyTable, LifecycleFields, useLifecycle } from './Keys'
 
-/** AdminTab names the admin sub-pages (/admin/users, /admin/keys, /admin/agents). */
-export type AdminTab = 'users' | 'keys' | 'agents'
+/**
+ * AdminTab names the admin sub-pages, each its own tab and URL:
+ * /admin/users, /admin/agent-keys, /admin/user-keys, /admin/agents.
+ */
+export type AdminTab = 'users' | 'agent-keys' | 'user-keys' | 'agents'
 
-/** Admin holds the admin pages: users, keys, and agents with default budgets and allowed models. */
+/** ADMIN_TABS are the admin tabs in display order. */
+export const ADMIN_TABS: readonly AdminTab[] = ['users', 'agent-keys', 'user-keys', 'agents']
+
+/** adminTab reads the tab from the URL segment; the former /admin/keys opens Agent keys. */
+export function adminTab(segment: string | undefined): AdminTab {
+  if (segment === 'keys') return 'agent-keys'
+  return (ADMIN_TABS as readonly string[]).includes(segment ?? '') ? (segment as AdminTab) : 'users'
+}
+
+const TAB_LABEL = {
+  users: 'nav.adminUsers',
+  'agent-keys': 'nav.adminAgentKeys',
+  'user-keys': 'nav.adminUserKeys',
+  agents: 'nav.adminAgents',
+} as const
+
+/** Admin holds the admin pages: users, agent keys, user keys, and agents with default budgets and allowed models. */
 export function Admin({ tab }: { tab: AdminTab }) {
   const { t } = useI18n()
   const { me } = useApp()
   if (me.role !== 'admin') return <p className="p-6 text-sm text-slate-600">{t('admin.notAdmin')}</p>
-  const tabs: { id: AdminTab; label: string }[] = [
-    { id: 'users', label: t('nav.adminUsers') },
-    { id: 'keys', label: t('nav.adminKeys') },
-    { id: 'agents', label: t('nav.adminAgents') },
-  ]
   return (
     <section className="h-full overflow-y-auto p-3 md:p-6">
       <h1 className="mb-3 text-lg font-semibold">{t('admin.title')}</h1>
-      <nav className="mb-4 flex gap-1 border-b border-slate-200" aria-label={t('admin.title')}>
-        {tabs.map((x) => (
+      <nav className="mb-4 flex flex-wrap gap-1 border-b border-slate-200" aria-label={t('admin.title')}>
+        {ADMIN_TABS.map((id) => (
           <a
-            key={x.id}
-            href={`/admin/${x.id}`}
-            onClick={linkHandler(`/admin/${x.id}`)}
-            aria-current={tab === x.id ? 'page' : undefined}
-            className={`-mb-px border-b-2 px-3 py-1.5 text-sm ${tab === x.id ? 'border-blue-600 font-semibold text-blue-700' : 'border-transparent text-slate-600 hover:text-slate-900'}`}
+            key={id}
+            href={`/admin/${id}`}
+            onClick={linkHandler(`/admin/${id}`)}
+            aria-current={tab === id ? 'page' : undefined}
+            data-testid={`admin-tab-${id}`}
+            className={`-mb-px border-b-2 px-3 py-1.5 text-sm ${tab === id ? 'border-blue-600 font-semibold text-blue-700' : 'border-transparent text-slate-600 hover:text-slate-900'}`}
           >
-            {x.label}
+            {t(TAB_LABEL[id])}
           </a>
         ))}
       </nav>
       <div className="max-w-5xl">
         {tab === 'users' && <Users />}
-        {tab === 'keys' && <Keys />}
+        {tab === 'agent-keys' && <AgentKeys />}
+        {tab === 'user-keys' && <UserKeys />}
         {tab === 'agents' && <AgentsAdmin />}
       </div>
     </section>
@@ -164,10 +180,9 @@ function Users() {
   )
 }
 
-function Keys() {
+function AgentKeys() {
   const { t } = useI18n()
   const agentKeys = useAsync(async () => list((await api.admin.agentKeys()).keys), [])
-  const userKeys = useAsync(async () => list((await api.admin.userKeys()).keys), [])
   const [mode, setMode] = useState<'issue' | 'register'>('register')
   const [agent, setAgent] = useState('')
   const [token, setToken] = useState('')
@@ -199,7 +214,7 @@ function Keys() {
   return (
     <div className="flex flex-col gap-6">
       <div>
-        <h2 className="mb-2 text-base font-semibold">{t('admin.agentKeys')}</h2>
+        <h2 className="mb-2 text-base font-semibold">{t('admin.issueOrRegister')}</h2>
         <form className="grid gap-3 rounded-md border border-slate-200 p-3 sm:grid-cols-2" onSubmit={(e) => { e.preventDefault(); void create() }} data-testid="agent-key-form">
           <fieldset className="flex flex-wrap gap-4 sm:col-span-2">
             <legend className="mb-1 text-sm font-medium text-slate-700">{t('admin.keyMode')}</legend>
@@ -231,13 +246,46 @@ function Keys() {
           </div>
         )}
         <div className="mt-3">
-          {agentKeys.error ? <ErrorBox error={agentKeys.error} onRetry={agentKeys.reload} /> : !agentKeys.data ? <Spinner /> : <KeyTable keys={agentKeys.data} showOwner testId="agent-keys" onRevoke={async (k) => { await api.admin.revokeAgentKey(k.key_id); agentKeys.reload() }} />}
+          {agentKeys.error ? (
+            <ErrorBox error={agentKeys.error} onRetry={agentKeys.reload} />
+          ) : !agentKeys.data ? (
+            <Spinner />
+          ) : (
+            <KeyTable
+              keys={agentKeys.data}
+              showOwner
+              testId="agent-keys"
+              consequence={(k) => t('keys.revokeAgent', { agent: k.owner, prefix: k.prefix })}
+              onRevoke={async (k) => {
+                await api.admin.revokeAgentKey(k.key_id)
+                agentKeys.reload()
+              }}
+            />
+          )}
         </div>
       </div>
-      <div>
-        <h2 className="mb-2 text-base font-semibold">{t('admin.userKeys')}</h2>
-        {userKeys.error ? <ErrorBox error={userKeys.error} onRetry={userKeys.reload} /> : !userKeys.data ? <Spinner /> : <KeyTable keys={userKeys.data} showOwner testId="user-keys" onRevoke={async (k) => { await api.admin.revokeUserKey(k.key_id); userKeys.reload() }} />}
-      </div>
+    </div>
+  )
+}
+
+function UserKeys() {
+  const { t } = useI18n()
+  const userKeys = useAsync(async () => list((await api.admin.userKeys()).keys), [])
+  if (userKeys.error) return <ErrorBox error={userKeys.error} onRetry={userKeys.reload} />
+  if (!userKeys.data) return <Spinner />
+  return (
+    <div>
+      <p className="mb-2 text-sm text-slate-600">{t('admin.userKeysHint')}</p>
+      <KeyTable
+        keys={userKeys.data}
+        showOwner
+        testId="user-keys"
+        consequence={(k) => t('keys.revokeUser', { owner: k.owner, prefix: k.prefix })}
+        onRevoke={async (k) => {
+          await api.admin.revokeUserKey(k.key_id)
+          userKeys.reload()
+        }}
+      />
     </div>
   )
 }

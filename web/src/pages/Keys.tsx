@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import type { KeyInfo, Lifecycle } from '../api/types'
-import { Button, Field, inputClass } from '../components/ui'
+import { Button, ConfirmDialog, Field, inputClass } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 import { errorText, useApp } from '../state'
@@ -8,10 +8,34 @@ import { errorText, useApp } from '../state'
 /** LIFECYCLES are the key lifecycles offered, in menu order. */
 export const LIFECYCLES: Lifecycle[] = ['permanent', 'one_time', 'timed']
 
-/** KeyTable lists keys (never their tokens) with a revoke button for active ones. */
-export function KeyTable({ keys, onRevoke, showOwner, testId }: { keys: KeyInfo[]; onRevoke: (k: KeyInfo) => Promise<void>; showOwner?: boolean; testId?: string }) {
+/**
+ * KeyTable lists keys (never their tokens) with a revoke button for active
+ * ones. Revoking asks first; consequence(k) says what stops working (the
+ * agent that disconnects, the clients that stop).
+ */
+export function KeyTable({
+  keys,
+  onRevoke,
+  consequence,
+  showOwner,
+  testId,
+}: {
+  keys: KeyInfo[]
+  onRevoke: (k: KeyInfo) => Promise<void>
+  consequence: (k: KeyInfo) => string
+  showOwner?: boolean
+  testId?: string
+}) {
   const { t, locale } = useI18n()
   const { notify } = useApp()
+  const [asking, setAsking] = useState<KeyInfo | null>(null)
+  const revoke = (k: KeyInfo) => {
+    setAsking(null)
+    onRevoke(k).then(
+      () => notify(t('keys.revoked')),
+      (e) => notify(errorText(e), 'error'),
+    )
+  }
   if (keys.length === 0) return <p className="text-sm text-slate-500">{t('keys.none')}</p>
   return (
     <div className="overflow-x-auto">
@@ -30,7 +54,7 @@ export function KeyTable({ keys, onRevoke, showOwner, testId }: { keys: KeyInfo[
         </thead>
         <tbody className="divide-y divide-slate-100">
           {keys.map((k) => (
-            <tr key={k.key_id} className={k.active ? '' : 'text-slate-400'}>
+            <tr key={k.key_id} data-key-id={k.key_id} data-owner={k.owner} className={k.active ? '' : 'text-slate-400'}>
               {showOwner && <td className="py-1.5 pr-3">{k.owner}</td>}
               <td className="py-1.5 pr-3">{k.label}</td>
               <td className="py-1.5 pr-3 font-mono text-xs">{k.prefix}…</td>
@@ -40,16 +64,7 @@ export function KeyTable({ keys, onRevoke, showOwner, testId }: { keys: KeyInfo[
               <td className="py-1.5 pr-3 text-xs">{k.active ? t('keys.active') : t('keys.inactive')}</td>
               <td className="py-1.5 text-right">
                 {k.active && (
-                  <Button
-                    small
-                    variant="danger"
-                    onClick={() =>
-                      onRevoke(k).then(
-                        () => notify(t('keys.revoked')),
-                        (e) => notify(errorText(e), 'error'),
-                      )
-                    }
-                  >
+                  <Button small variant="danger" onClick={() => setAsking(k)} data-testid="key-revoke">
                     {t('keys.revoke')}
                   </Button>
                 )}
@@ -58,6 +73,18 @@ export function KeyTable({ keys, onRevoke, showOwner, testId }: { keys: KeyInfo[
           ))}
         </tbody>
       </table>
+      {asking && (
+        <ConfirmDialog
+          title={t('keys.revokeTitle')}
+          message={consequence(asking)}
+          onCancel={() => setAsking(null)}
+          testId="revoke-confirm"
+          actions={[
+            { label: t('app.cancel'), onClick: () => setAsking(null), testId: 'revoke-cancel' },
+            { label: t('keys.revoke'), variant: 'danger', onClick: () => revoke(asking), testId: 'revoke-do' },
+          ]}
+        />
+      )}
     </div>
   )
 }
