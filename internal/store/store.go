@@ -42,9 +42,12 @@ type Store struct {
 	reader  *sql.DB
 	lock    *os.File
 	path    string // SQLite file path, "" for PostgreSQL
-	// Statement caches of the SQLite writer and reader pools (nil for
-	// PostgreSQL, whose driver caches statements itself).
+	// Statement caches of the SQLite writer connection and reader pool
+	// (nil for PostgreSQL, whose driver caches statements itself). wconn is
+	// the writer connection the write loop holds (writebatch.go); wconn and
+	// wstmts belong to the write loop.
 	wstmts, rstmts *stmtCache
+	wconn          *sql.Conn
 	batch          writeBatcher
 	pgURL          string // PostgreSQL connection URL, "" for SQLite (postgres.go)
 	closeMu        sync.Once
@@ -108,7 +111,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	}
 	s.reader.SetMaxOpenConns(n)
 	s.reader.SetMaxIdleConns(n)
-	s.wstmts, s.rstmts = newStmtCache(s.writer, true), newStmtCache(s.reader, false)
+	s.rstmts = newStmtCache(s.reader.PrepareContext)
 	if err := s.writer.PingContext(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -172,8 +175,7 @@ func takeLock(path string) (*os.File, error) {
 func (s *Store) Close() error {
 	var err error
 	s.closeMu.Do(func() {
-		s.batch.stop()
-		s.wstmts.close()
+		s.batch.stop() // the write loop closes the writer connection
 		s.rstmts.close()
 		if s.reader != nil {
 			err = errors.Join(err, s.reader.Close())

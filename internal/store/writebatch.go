@@ -102,6 +102,7 @@ func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error) error {
 func (s *Store) writeLoop() {
 	b := &s.batch
 	defer b.wg.Done()
+	defer s.dropWriterConn()
 	prev := 0 // size of the previous batches (see batchLinger)
 	var linger *time.Timer
 	for {
@@ -144,8 +145,81 @@ func (s *Store) writeLoop() {
 		// quarter only: one slow moment does not end the batching.
 		prev = max(len(batch), prev-prev/4)
 		s.runBatch(batch)
-		s.wstmts.prepareWanted()
 	}
+}
+
+// writeTx is the transaction of one batch. On PostgreSQL it is a *sql.Tx.
+// On SQLite it is BEGIN IMMEDIATE ... COMMIT on the writer connection,
+// which the write loop holds for good (wconn) with its statements prepared
+// on it (wstmts), so a statement runs without the per-call Tx.StmtContext
+// of database/sql.
+type writeTx struct {
+	s     *Store
+	db    dbtx
+	sqltx *sql.Tx // PostgreSQL
+}
+
+// beginWrite opens the transaction of a batch.
+func (s *Store) beginWrite(ctx context.Context) (*writeTx, error) {
+	if s.dialect.Name() != "sqlite" {
+		tx, err := s.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &writeTx{s: s, db: tx, sqltx: tx}, nil
+	}
+	if s.wconn == nil {
+		conn, err := s.writer.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.wconn, s.wstmts = conn, newStmtCache(conn.PrepareContext)
+	}
+	if _, err := s.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		s.dropWriterConn() // a fresh connection next time
+		return nil, err
+	}
+	return &writeTx{s: s, db: s.wconn}, nil
+}
+
+// dropWriterConn closes the SQLite writer connection and its statements.
+func (s *Store) dropWriterConn() {
+	if s.wconn != nil {
+		s.wstmts.close()
+		_ = s.wconn.Close()
+		s.wconn, s.wstmts = nil, nil
+	}
+}
+
+// q answers a query handle in the transaction.
+func (w *writeTx) q() *Q {
+	return &Q{db: w.db, d: w.s.dialect, tx: true, stmts: w.s.wstmts, sqltx: w.sqltx}
+}
+
+func (w *writeTx) exec(ctx context.Context, query string) error {
+	_, err := w.db.ExecContext(ctx, query)
+	return err
+}
+
+func (w *writeTx) commit(ctx context.Context) error {
+	if w.sqltx != nil {
+		return w.sqltx.Commit()
+	}
+	if err := w.exec(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx)
+		return err
+	}
+	return nil
+}
+
+// rollback ends the transaction keeping nothing; an error (the database
+// may have ended the transaction itself) leaves nothing to undo.
+func (w *writeTx) rollback(ctx context.Context) {
+	if w.sqltx != nil {
+		_ = w.sqltx.Rollback()
+		return
+	}
+	_ = w.exec(ctx, "ROLLBACK")
 }
 
 // runBatch runs the requests in one transaction and answers each.
@@ -161,14 +235,14 @@ func (s *Store) runBatch(batch []*writeReq) {
 		}
 	}
 	ctx := context.Background()
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		fail(fmt.Errorf("store: begin: %w", err))
 		return
 	}
 	if l := s.dialect.WriteLock(); l != "" {
-		if _, err := tx.ExecContext(ctx, l); err != nil {
-			_ = tx.Rollback()
+		if err := tx.exec(ctx, l); err != nil {
+			tx.rollback(ctx)
 			fail(fmt.Errorf("store: write lock: %w", err))
 			return
 		}
@@ -180,7 +254,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		return
 	}
 	// Savepoint statements go through the statement cache like any other.
-	bq := &Q{db: tx, d: s.dialect, tx: true, stmts: s.wstmts, sqltx: tx}
+	bq := tx.q()
 	events := 0
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -188,18 +262,18 @@ func (s *Store) runBatch(batch []*writeReq) {
 			continue
 		}
 		if _, err := bq.Exec(ctx, "SAVEPOINT w"); err != nil {
-			_ = tx.Rollback()
+			tx.rollback(ctx)
 			fail(fmt.Errorf("store: savepoint: %w", err))
 			return
 		}
-		q := &Q{db: tx, d: s.dialect, tx: true, stmts: s.wstmts, sqltx: tx}
+		q := tx.q()
 		err := runFn(r, q)
 		if err != nil {
 			errs[i] = err
 			if _, rerr := bq.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
 				// The database ended the transaction itself (SQLite does on
 				// I/O errors): nothing of this batch is kept.
-				_ = tx.Rollback()
+				tx.rollback(ctx)
 				fail(fmt.Errorf("store: transaction lost after %v: %w", err, rerr))
 				return
 			}
@@ -208,19 +282,19 @@ func (s *Store) runBatch(batch []*writeReq) {
 			events += q.appended
 		}
 		if _, err := bq.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
-			_ = tx.Rollback()
+			tx.rollback(ctx)
 			fail(fmt.Errorf("store: release savepoint: %w", err))
 			return
 		}
 	}
 	if n := s.dialect.NotifyEvents(); n != "" && events > 0 {
-		if _, err := tx.ExecContext(ctx, n); err != nil {
-			_ = tx.Rollback()
+		if err := tx.exec(ctx, n); err != nil {
+			tx.rollback(ctx)
 			fail(fmt.Errorf("store: notify: %w", err))
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(ctx); err != nil {
 		fail(fmt.Errorf("store: commit: %w", err))
 		return
 	}
@@ -230,26 +304,26 @@ func (s *Store) runBatch(batch []*writeReq) {
 }
 
 // runAlone runs a single request in the open transaction tx.
-func (s *Store) runAlone(ctx context.Context, tx *sql.Tx, r *writeReq) {
+func (s *Store) runAlone(ctx context.Context, tx *writeTx, r *writeReq) {
 	if err := r.ctx.Err(); err != nil {
-		_ = tx.Rollback()
+		tx.rollback(ctx)
 		r.done <- err
 		return
 	}
-	q := &Q{db: tx, d: s.dialect, tx: true, stmts: s.wstmts, sqltx: tx}
+	q := tx.q()
 	if err := runFn(r, q); err != nil {
-		_ = tx.Rollback()
+		tx.rollback(ctx)
 		r.done <- err
 		return
 	}
 	if n := s.dialect.NotifyEvents(); n != "" && q.appended > 0 {
-		if _, err := tx.ExecContext(ctx, n); err != nil {
-			_ = tx.Rollback()
+		if err := tx.exec(ctx, n); err != nil {
+			tx.rollback(ctx)
 			r.done <- fmt.Errorf("store: notify: %w", err)
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(ctx); err != nil {
 		r.done <- fmt.Errorf("store: commit: %w", err)
 		return
 	}
@@ -268,28 +342,23 @@ func runFn(r *writeReq, q *Q) (err error) {
 	return r.fn(q)
 }
 
-// stmtCache keeps prepared statements per query text for one SQLite pool,
-// so a query is parsed once instead of at every call. Scripts and query
-// texts built per call (long IN lists, bulk inserts) are not cached; the
-// cache holds at most stmtCacheMax texts.
-//
-// The writer pool has one connection, held by the running transaction, so
-// its statements cannot be prepared on first use: the query runs
-// unprepared and is prepared by the write loop between two batches
-// (deferred is set for that pool).
+// stmtCache keeps prepared statements per query text for one SQLite pool
+// or connection, so a query is parsed once instead of at every call.
+// Scripts and query texts built per call (long IN lists, bulk inserts) are
+// not cached; the cache holds at most stmtCacheMax texts. The writer's
+// cache prepares on the writer connection the write loop holds, so its
+// statements run inside the loop's transactions as they are.
 type stmtCache struct {
-	db       *sql.DB
-	deferred bool
-	mu       sync.Mutex
-	m        map[string]*sql.Stmt
-	wanted   map[string]bool
-	done     bool
+	prepare func(ctx context.Context, query string) (*sql.Stmt, error)
+	mu      sync.Mutex
+	m       map[string]*sql.Stmt
+	done    bool
 }
 
 const stmtCacheMax = 512
 
-func newStmtCache(db *sql.DB, deferred bool) *stmtCache {
-	return &stmtCache{db: db, deferred: deferred, m: map[string]*sql.Stmt{}, wanted: map[string]bool{}}
+func newStmtCache(prepare func(ctx context.Context, query string) (*sql.Stmt, error)) *stmtCache {
+	return &stmtCache{prepare: prepare, m: map[string]*sql.Stmt{}}
 }
 
 func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
@@ -302,38 +371,15 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 		return st
 	}
 	// Scripts (migrations) and texts built per call are run unprepared.
-	if len(c.m)+len(c.wanted) >= stmtCacheMax || strings.Contains(query, ";") || strings.Count(query, "?") > 128 {
+	if len(c.m) >= stmtCacheMax || strings.Contains(query, ";") || strings.Count(query, "?") > 128 {
 		return nil
 	}
-	if c.deferred {
-		c.wanted[query] = true
-		return nil
-	}
-	st, err := c.db.PrepareContext(context.WithoutCancel(ctx), query)
+	st, err := c.prepare(context.WithoutCancel(ctx), query)
 	if err != nil {
 		return nil // the unprepared call reports the error
 	}
 	c.m[query] = st
 	return st
-}
-
-// prepareWanted prepares the queries first seen since the last call; the
-// write loop calls it while no transaction holds the writer connection.
-func (c *stmtCache) prepareWanted() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for query := range c.wanted {
-		delete(c.wanted, query)
-		if c.done {
-			continue
-		}
-		if st, err := c.db.PrepareContext(context.Background(), query); err == nil {
-			c.m[query] = st
-		}
-	}
 }
 
 func (c *stmtCache) close() {
