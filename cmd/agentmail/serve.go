@@ -19,6 +19,7 @@ import (
 // environment variable.
 var serveFlags struct {
 	addr, dataDir, databaseURL, adminUser, adminPassword, logLevel string
+	secureCookies                                                  bool
 }
 
 // serveCmd is `agentmail serve`: the gateway (HTTP API, SSE, the embedded
@@ -52,7 +53,7 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 					"  It is shown only this once. Sign in and change it, or restart with ADMIN_PASSWORD set on a new data directory.\n\n",
 					user, password)
 			},
-			Server: httpapi.Options{WebUI: webui.Handler()},
+			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies},
 			Log:    log,
 		})
 		if err != nil {
@@ -81,6 +82,8 @@ func init() {
 	f.StringVar(&serveFlags.adminUser, "admin-user", serveEnv("ADMIN_USER", "admin"), "first admin's name (ADMIN_USER)")
 	f.StringVar(&serveFlags.adminPassword, "admin-password", os.Getenv("ADMIN_PASSWORD"), "first admin's password (ADMIN_PASSWORD); empty: generated and printed once")
 	f.StringVar(&serveFlags.logLevel, "log-level", serveEnv("AGENTMAIL_LOG_LEVEL", "info"), "debug, info, warn or error")
+	f.BoolVar(&serveFlags.secureCookies, "secure-cookies", serveEnv("AGENTMAIL_SECURE_COOKIES", "") == "1" || serveEnv("AGENTMAIL_SECURE_COOKIES", "") == "true",
+		"mark the session cookie Secure, for a gateway behind a TLS-terminating proxy (AGENTMAIL_SECURE_COOKIES=1)")
 	rootCmd.AddCommand(serveCmd)
 }
 
