@@ -1,11 +1,25 @@
 import { useEffect, useRef, useState } from 'react'
 import { api, ApiError } from '../api/client'
 import type { Permission } from '../api/types'
-import { useI18n } from '../i18n'
+import { useI18n, type Translate } from '../i18n'
 import { formatFull } from '../lib/format'
 import { errorText, useApp } from '../state'
 import { Button, inputClass } from './ui'
 import { Markdown } from './Markdown'
+
+/**
+ * decisionText says how a decided request was decided, by decided_via:
+ * "api" → "by <name>" (the page, the CLI or any client: the API cannot tell
+ * them apart), "reply" → "by reply from <name>", "timeout" → "expired
+ * (denied automatically)"; each with the time.
+ */
+export function decisionText(p: Permission, t: Translate, locale: string): string {
+  const when = formatFull(p.decided_at, locale)
+  const who = p.decided_by ?? '?'
+  if (p.decided_via === 'timeout') return t('perm.decided.timeout', { when })
+  if (p.decided_via === 'reply') return t('perm.decided.reply', { who, when })
+  return t('perm.decided.api', { who, when })
+}
 
 /** Decision is what a person's button or key sends as DecideRequest.decision. */
 export type Decision = 'approve' | 'always' | 'deny'
@@ -13,7 +27,7 @@ export type Decision = 'approve' | 'always' | 'deny'
 /**
  * PermissionCard shows one permission request: the question, the tool and
  * argument summary, Approve / Always / Deny with an optional note; once
- * decided, who decided, when and how (on the page, by reply, by timeout).
+ * decided, who decided, when and how (decisionText).
  */
 export function PermissionCard({
   permission,
@@ -156,13 +170,7 @@ export function PermissionCard({
         </div>
       ) : (
         <p className="text-xs text-slate-700" data-testid="permission-decided">
-          {p.decided_via === 'timeout'
-            ? `${t('perm.via.timeout')}, ${formatFull(p.decided_at, locale)}`
-            : t('perm.decidedBy', {
-                how: t(p.decided_via === 'reply' ? 'perm.via.reply' : 'perm.via.api'),
-                who: p.decided_by ?? '?',
-                when: formatFull(p.decided_at, locale),
-              })}
+          {decisionText(p, t, locale)}
           {p.note && <span className="mt-1 block whitespace-pre-wrap italic">“{p.note}”</span>}
         </p>
       )}

@@ -5,7 +5,7 @@ import { BudgetBadge, BudgetEditor } from '../components/Budget'
 import { Markdown } from '../components/Markdown'
 import { PermissionCard, type Decision } from '../components/Permission'
 import { Button, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
-import { useI18n } from '../i18n'
+import { useI18n, type Translate } from '../i18n'
 import { formatBytes, formatDuration, formatFull } from '../lib/format'
 import { useAsync, useIsNarrow } from '../lib/hooks'
 import { navigate } from '../router'
@@ -274,12 +274,17 @@ export function Conversation({
   )
 }
 
-function kindLabel(m: Mail, t: ReturnType<typeof useI18n>['t']): string | null {
+/**
+ * kindLabel is the small label beside a mail's sender, or null. A
+ * permission request gets none: its card says what it is, and whether a
+ * bridge or another client posted it is not known to the page.
+ */
+export function kindLabel(m: Mail, t: Translate): string | null {
   if (m.mail_type === 'failure_report') return t('conv.failure')
   if (m.mail_type === 'reminder') return t('conv.reminder')
   if (m.mail_type === 'permission_decision') return t('conv.decision')
+  if (m.mail_type === 'permission_request') return null
   if (m.relay === 'summary') return t('conv.relaySummary')
-  if (m.relay === 'permission') return t('conv.relayPermission')
   return null
 }
 

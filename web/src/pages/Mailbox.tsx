@@ -293,8 +293,12 @@ function RunDot({ state }: { state?: string }) {
   return <span className={`inline-block h-2 w-2 rounded-full ${c}`} title={label} aria-label={label} />
 }
 
-/** SessionRow: list view — who am I talking to. */
-function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string }) {
+/**
+ * SessionRow: list view — who am I talking to. The name leads (with the
+ * address after it), then the subject and the start of the last mail, as a
+ * mail client's list shows sender, subject and snippet.
+ */
+export function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string }) {
   const { t } = useI18n()
   const unread = s.unread > 0
   const who = counterpart(s, me)
@@ -304,13 +308,21 @@ function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Session; 
         {who.slice(0, 1)}
       </span>
       <span className="flex min-w-0 flex-1 flex-col">
-        <span className="flex items-center gap-2">
-          <span className={`truncate text-sm ${unread ? 'font-bold text-slate-900' : 'text-slate-800'}`}>{who}</span>
+        <span className="flex items-baseline gap-2">
+          <span className={`shrink-0 truncate text-sm ${unread ? 'font-bold text-slate-900' : 'text-slate-800'}`} data-testid="row-who">
+            {who}
+          </span>
+          <span className="min-w-0 truncate font-mono text-[11px] text-slate-500" data-testid="row-address">
+            {sessionAddress(s)}
+          </span>
           <RunDot state={s.run_state} />
           <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
         </span>
         <span className="flex items-center gap-2">
-          <span className="truncate font-mono text-xs text-slate-500">{sessionAddress(s)}</span>
+          <span className="min-w-0 flex-1 truncate text-xs" data-testid="row-subject">
+            <span className={unread ? 'font-semibold text-slate-900' : 'text-slate-700'}>{s.subject || t('list.noSubject')}</span>
+            {s.last_snippet && <span className="text-slate-500"> — {s.last_snippet}</span>}
+          </span>
           {s.pending_permissions > 0 && <Count n={s.pending_permissions} tone="amber" label={t('list.waiting', { count: s.pending_permissions })} />}
           {unread && <Count n={s.unread} label={t('list.unread', { count: s.unread })} />}
         </span>
@@ -320,7 +332,7 @@ function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Session; 
 }
 
 /** SessionCard: card view — what is it about and how far along. */
-function SessionCard({ s, me, selected, current, onOpen, locale }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string }) {
+export function SessionCard({ s, me, selected, current, onOpen, locale }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string }) {
   const { t } = useI18n()
   const unread = s.unread > 0
   return (
