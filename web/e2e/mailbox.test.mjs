@@ -476,6 +476,35 @@ describe('web page against a real gateway', () => {
     await waitFor(async () => (await grants()).length === 0, { what: 'grant revoked' })
   })
 
+  test('a person changes their own password', async () => {
+    const ctx = await browser.newContext({ viewport: WIDE, locale: 'en-US' })
+    const p = await ctx.newPage()
+    p.setDefaultTimeout(20000)
+    await p.goto(gw.url + '/')
+    await p.getByLabel('Username').fill('bob')
+    await p.getByLabel('Password').fill('bob-password-1')
+    await p.getByRole('button', { name: 'Sign in' }).click()
+    await p.getByTestId('nav-account').click()
+    const form = p.getByTestId('password-form')
+    await form.waitFor()
+    // A wrong current password is named on its field.
+    await form.getByLabel('Current password').fill('not-my-password')
+    await form.getByLabel('New password', { exact: true }).fill('bob-password-2')
+    await form.getByLabel('New password again').fill('bob-password-2')
+    await form.getByRole('button', { name: 'Change password' }).click()
+    await form.getByText('That is not your current password.').waitFor()
+    // The right one changes it; this page stays signed in.
+    await form.getByLabel('Current password').fill('bob-password-1')
+    await form.getByRole('button', { name: 'Change password' }).click()
+    await waitFor(async () => (await form.getByLabel('Current password').inputValue()) === '', { what: 'form cleared after the change' })
+    await new Api(gw.url).login('bob', 'bob-password-2')
+    await assert.rejects(new Api(gw.url).login('bob', 'bob-password-1'), /401/)
+    await p.getByTestId('nav-inbox').click()
+    await p.getByTestId('mail-list').or(p.getByText('No conversations yet')).first().waitFor()
+    assert.equal(await p.getByTestId('login-form').count(), 0, 'still signed in')
+    await ctx.close()
+  })
+
   test('switch language', async () => {
     await page.goto(gw.url + '/inbox')
     await page.getByTestId('lang-zh').click()

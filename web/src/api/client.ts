@@ -115,6 +115,7 @@ export const api = {
   logout: () => request<void>('POST', '/auth/logout'),
   me: () => request<T.Me>('GET', '/me'),
   counts: () => request<T.Counts>('GET', '/me/counts'),
+  changePassword: (body: T.ChangePasswordRequest) => request<void>('POST', '/me/password', body),
 
   sessions: (q?: { limit?: number; cursor?: string }) => request<T.SessionList>('GET', '/me/sessions', undefined, q),
   session: (id: string) => request<T.Session>('GET', `/me/sessions/${enc(id)}`),

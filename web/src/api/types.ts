@@ -22,6 +22,11 @@ export interface LoginResponse {
   csrf_token: string
 }
 
+export interface ChangePasswordRequest {
+  current_password: string
+  new_password: string
+}
+
 export interface Me {
   username: string
   role: Role

@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import { api, list } from '../api/client'
+import { api, ApiError, list } from '../api/client'
 import type { Grant } from '../api/types'
 import { Button, ConfirmDialog, ErrorBox, Field, SecretOnce, Spinner, inputClass } from '../components/ui'
 import { LANGS, useI18n } from '../i18n'
@@ -60,6 +60,7 @@ export function Account() {
             </Button>
           ))}
         </div>
+        <PasswordForm />
         <div>
           <h2 className="text-base font-semibold">{t('account.keys')}</h2>
           <p className="mb-2 text-sm text-slate-600">{t('account.keysHint')}</p>
@@ -152,5 +153,89 @@ export function Account() {
         </div>
       </div>
     </section>
+  )
+}
+
+/** MIN_PASSWORD_LENGTH is the gateway's shortest accepted password. */
+export const MIN_PASSWORD_LENGTH = 8
+
+/**
+ * PasswordForm changes the signed-in person's own password
+ * (POST /me/password): the current one, the new one twice. The page stays
+ * signed in; the person's other cookie sessions end.
+ */
+export function PasswordForm() {
+  const { t } = useI18n()
+  const { notify } = useApp()
+  const [current, setCurrent] = useState('')
+  const [next, setNext] = useState('')
+  const [again, setAgain] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [tried, setTried] = useState(false)
+  const [errs, setErrs] = useState<{ current?: string; next?: string; form?: string }>({})
+
+  const short = next.length > 0 && next.length < MIN_PASSWORD_LENGTH
+  const mismatch = again.length > 0 && again !== next
+  const submit = async () => {
+    setTried(true)
+    setErrs({})
+    if (!current) return setErrs({ current: t('password.needCurrent') })
+    if (next.length < MIN_PASSWORD_LENGTH) return setErrs({ next: t('password.tooShort', { n: MIN_PASSWORD_LENGTH }) })
+    if (again !== next) return setErrs({ form: t('password.mismatch') })
+    setBusy(true)
+    try {
+      await api.changePassword({ current_password: current, new_password: next })
+      setCurrent('')
+      setNext('')
+      setAgain('')
+      setTried(false)
+      notify(t('password.changed'))
+    } catch (e) {
+      if (e instanceof ApiError && e.field === 'current_password') setErrs({ current: e.code === 'wrong_password' ? t('password.wrong') : errorText(e) })
+      else if (e instanceof ApiError && e.field === 'new_password') setErrs({ next: errorText(e) })
+      else setErrs({ form: errorText(e) })
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div>
+      <h2 className="text-base font-semibold">{t('password.title')}</h2>
+      <p className="mb-2 text-sm text-slate-600">{t('password.hint')}</p>
+      <form
+        className="grid gap-3 rounded-md border border-slate-200 p-3 sm:grid-cols-3"
+        data-testid="password-form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          if (!busy) void submit()
+        }}
+      >
+        <Field label={t('password.current')} error={errs.current}>
+          {(id, d) => (
+            <input id={id} type="password" autoComplete="current-password" aria-describedby={d} aria-invalid={!!errs.current} className={inputClass} value={current} onChange={(e) => setCurrent(e.target.value)} data-testid="password-current" />
+          )}
+        </Field>
+        <Field label={t('password.new')} hint={t('password.rule', { n: MIN_PASSWORD_LENGTH })} error={errs.next ?? (tried && short ? t('password.tooShort', { n: MIN_PASSWORD_LENGTH }) : undefined)}>
+          {(id, d) => (
+            <input id={id} type="password" autoComplete="new-password" aria-describedby={d} aria-invalid={!!errs.next} className={inputClass} value={next} onChange={(e) => setNext(e.target.value)} data-testid="password-new" />
+          )}
+        </Field>
+        <Field label={t('password.again')} error={mismatch ? t('password.mismatch') : undefined}>
+          {(id, d) => (
+            <input id={id} type="password" autoComplete="new-password" aria-describedby={d} aria-invalid={mismatch} className={inputClass} value={again} onChange={(e) => setAgain(e.target.value)} data-testid="password-again" />
+          )}
+        </Field>
+        <div className="sm:col-span-3">
+          <Button type="submit" variant="primary" disabled={busy} data-testid="password-submit">
+            {busy ? t('password.changing') : t('password.change')}
+          </Button>
+          {errs.form && (
+            <p role="alert" className="mt-2 text-sm text-red-700" data-testid="password-error">
+              {errs.form}
+            </p>
+          )}
+        </div>
+      </form>
+    </div>
   )
 }
