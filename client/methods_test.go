@@ -163,6 +163,10 @@ func methodCases() []methodCase {
 			return c.MeSent(ctx, PageQuery{Limit: 2, Cursor: "c"})
 		},
 			method: "GET", path: "/api/v1/me/mail/sent", query: url.Values{"limit": {"2"}, "cursor": {"c"}}, out: list},
+		{name: "MeSearch", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.MeSearch(ctx, SearchQuery{Q: "50% off_deploy", Limit: 20, Cursor: "c3"})
+		},
+			method: "GET", path: "/api/v1/me/mail/search", query: url.Values{"q": {"50% off_deploy"}, "limit": {"20"}, "cursor": {"c3"}}, out: list},
 		{name: "MeMarkRead unread", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.MeMarkRead(ctx, MarkReadRequest{MailIDs: []string{"m1"}, Unread: true})
 		}, method: "POST", path: "/api/v1/me/mail/read", in: MarkReadRequest{MailIDs: []string{"m1"}, Unread: true}, out: &MarkReadResponse{Marked: 1}},

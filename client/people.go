@@ -122,7 +122,9 @@ func (c *Client) MeUpdateSession(ctx context.Context, id string, req UpdateSessi
 }
 
 // MeSessionMails lists the mails of a session, oldest first
-// (GET /api/v1/me/sessions/{id}/mails); page is optional.
+// (GET /api/v1/me/sessions/{id}/mails, default 50 a page); page is
+// optional. NextCursor continues in the same order: the next page holds the
+// newer mails after the last one listed.
 func (c *Client) MeSessionMails(ctx context.Context, id string, page ...PageQuery) (*MailList, error) {
 	var out MailList
 	if err := c.getJSON(ctx, apiPath("/me/sessions/%s/mails", id), pageValues(page), &out); err != nil {

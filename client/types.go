@@ -357,9 +357,11 @@ type Mail struct {
 	Permission   *Permission  `json:"permission,omitempty"` // for permission_request mails
 }
 
-// MailList answers inbox, thread and session mail listings. For inboxes,
+// MailList answers inbox, sent, search, thread and session mail listings.
 // Unread is the number of unread mails the viewer has in all (not only the
-// listed ones). NextCursor pages older mails when more exist.
+// listed ones). NextCursor, set when the page was full, continues the
+// listing in its own order: older mails for the newest-first listings
+// (inbox, sent, search), newer mails for a session's mails (oldest first).
 type MailList struct {
 	Mails      []Mail `json:"mails"`
 	Unread     int    `json:"unread"`
@@ -719,6 +721,13 @@ const (
 
 // NewMailEvent is the data of a new_mail event (W-4). ToWorkspace is the
 // path part of this recipient's own address.
+//
+// Role is "to" or "cc" for a recipient. A person's own streams
+// (/me/events/stream) also get the event of each mail that person sent,
+// with Role "from" (ToWorkspace "", SelfAddress the sender's address,
+// ReplyAddress the first "to" recipient's), so other tabs show sent mail
+// live; agents never get "from" events, and a client following new work
+// must skip them.
 type NewMailEvent struct {
 	MailID       string    `json:"mail_id"`
 	SessionID    string    `json:"session_id"`
@@ -726,7 +735,7 @@ type NewMailEvent struct {
 	FromKind     string    `json:"from_kind"`
 	Subject      string    `json:"subject"`
 	MailType     string    `json:"mail_type"`
-	Role         string    `json:"role"` // "to" | "cc"
+	Role         string    `json:"role"` // "to" | "cc"; "from" on the sender's own (person's) streams
 	ToWorkspace  string    `json:"to_workspace"`
 	SessionAlias string    `json:"session_alias"`
 	ReplyAddress string    `json:"reply_address"`

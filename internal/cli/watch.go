@@ -19,6 +19,7 @@ type watchData struct {
 	MailID       string `json:"mail_id"`
 	MailType     string `json:"mail_type"`
 	FromName     string `json:"from_name"`
+	Role         string `json:"role"`
 	AgentName    string `json:"agent_name"`
 	Subject      string `json:"subject"`
 	Question     string `json:"question"`
@@ -43,7 +44,7 @@ type watchLine struct {
 // NewWatchCommand returns `agentmail watch`: follows the person's event
 // stream (GET /api/v1/me/events/stream) and prints each new mail and
 // permission request as it arrives; decisions too, and with --all session
-// and run updates. The first connection sends no Last-Event-ID unless
+// and run updates and the person's own sent mail. The first connection sends no Last-Event-ID unless
 // --last-event-id is given (N-11); after a drop it reconnects with backoff
 // and the last id seen (D-7.2), so nothing is missed. Ctrl-C ends it with
 // exit 0 and prints the id to resume from.
@@ -116,14 +117,15 @@ with --last-event-id.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print every event as a JSON line")
-	cmd.Flags().BoolVar(&all, "all", false, "also print session and run updates")
+	cmd.Flags().BoolVar(&all, "all", false, "also print session and run updates and your own sent mail")
 	cmd.Flags().Int64Var(&lastID, "last-event-id", 0, "resume after this event id (printed when a watch stops)")
 	return setup(cmd)
 }
 
 // watchText renders one event as a line, or "" to skip it. A permission
 // request arriving both as new_mail and as permission_request is printed
-// once.
+// once. The person's own sent mail (new_mail with role "from") is not new
+// mail: it prints only with --all, as "sent mail".
 func watchText(ev client.Event, all bool, seenPermission map[string]bool) string {
 	var d watchData
 	_ = json.Unmarshal(ev.Data, &d)
@@ -151,6 +153,16 @@ func watchText(ev client.Event, all bool, seenPermission map[string]bool) string
 	}
 	switch ev.Type {
 	case client.EventNewMail:
+		if d.Role == "from" {
+			if !all {
+				return ""
+			}
+			s := fmt.Sprintf("sent mail %s: %s", d.MailID, oneLine(d.Subject, 100))
+			if session != "" {
+				s += "  [" + session + "]"
+			}
+			return s
+		}
 		if d.MailType == client.MailTypePermissionRequest {
 			return permission()
 		}

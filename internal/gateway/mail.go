@@ -461,7 +461,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	}
 	created.Forward = spec.forwardOf != ""
 	if len(spec.trustedAtts) > 0 {
-		if err := tx.LinkAttachments(ctx, created.Mail.MailID, spec.trustedAtts); err != nil {
+		if err := tx.LinkAttachmentsAt(ctx, created.Mail.MailID, spec.trustedAtts, len(spec.attachmentIDs)); err != nil {
 			return nil, err
 		}
 	}
@@ -615,6 +615,10 @@ func replySubject(s string) string {
 // (the session comes from the address, never from the original), the
 // original quoted under the forwarder's note, its attachments kept, and a
 // parent link to the original so the conversation tree crosses sessions.
+// attachment_ids adds the forwarder's own attachments, checked as on a
+// send (uploaded by the forwarder, none listed twice: else a 400 naming
+// attachment_ids); they come first, then the original's (an id in both is
+// linked once).
 func (s *Service) Forward(ctx context.Context, p *Principal, id string, req client.ForwardRequest) (*client.SendMailResponse, error) {
 	q := s.Read()
 	orig, err := q.ViewMail(ctx, id, p.Name)
@@ -638,8 +642,18 @@ func (s *Service) Forward(ctx context.Context, p *Principal, id string, req clie
 	}
 	body += fmt.Sprintf("---------- Forwarded mail ----------\nFrom: %s\nDate: %s\nSubject: %s\n\n%s",
 		orig.FromAddress, orig.CreatedAt.Format(time.RFC3339), orig.Subject, orig.Body)
+	own := map[string]bool{}
+	for _, a := range req.AttachmentIDs {
+		own[a] = true
+	}
+	var trusted []string
+	for _, a := range atts[orig.MailID] {
+		if !own[a] {
+			trusted = append(trusted, a)
+		}
+	}
 	spec := &sendSpec{toRaw: strings.TrimSpace(req.To), subject: subject, body: body, forwardOf: orig.MailID,
-		trustedAtts: atts[orig.MailID], mailType: client.MailTypeNormal}
+		attachmentIDs: req.AttachmentIDs, trustedAtts: trusted, mailType: client.MailTypeNormal}
 	if err := s.parseAddresses(spec, req.Cc); err != nil {
 		return nil, err
 	}

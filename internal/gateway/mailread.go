@@ -216,7 +216,8 @@ func (s *Service) Thread(ctx context.Context, p *Principal, id string) (*client.
 }
 
 // SessionMails answers a session's mails the principal sent or received,
-// oldest first, newer than the cursor (a mail id) when given.
+// oldest first, newer than the cursor (a mail id) when given: a full page's
+// NextCursor continues in the same order, with the newer mails.
 func (s *Service) SessionMails(ctx context.Context, p *Principal, sessionID string, limit int, cursor string) (*client.MailList, error) {
 	if err := checkMailCursor(cursor); err != nil {
 		return nil, err

@@ -65,11 +65,16 @@ func init() {
 	})
 }
 
-// permissionView converts a stored request to its API form.
+// permissionView converts a stored request to its API form. ToolSummary
+// is the stored one, or the tool name for a request stored without one.
 func permissionView(row store.PermissionRow) client.Permission {
+	summary := row.ToolSummary
+	if summary == "" {
+		summary = ToolSummary(row.Tool, nil)
+	}
 	p := client.Permission{MailID: row.MailID, SessionID: row.SessionID, AgentName: row.AgentName,
 		Question: row.Question, Options: []string{}, Context: row.Context, Tool: row.Tool, ArgsHash: row.ArgsHash,
-		RelayKey: row.RelayKey, Status: PermissionStatusPending, ExpiresAt: row.ExpiresAt, CreatedAt: row.CreatedAt}
+		ToolSummary: summary, RelayKey: row.RelayKey, Status: PermissionStatusPending, ExpiresAt: row.ExpiresAt, CreatedAt: row.CreatedAt}
 	_ = json.Unmarshal([]byte(row.Options), &p.Options)
 	if row.Decided {
 		p.Status = PermissionStatusDenied
@@ -110,8 +115,11 @@ func permissionNotFound() error {
 // the stored request with Duplicate true and stores nothing. No person in
 // the session → 409 "no_person_to_decide" with a suggestion (seed 003).
 // Options default to DefaultPermissionOptions; the canonical hash of
-// tool_input is stored as args_hash; scope defaults to the agent's path in
-// the session; expires_at must lie in the future.
+// tool_input is stored as args_hash and ToolSummary(tool, tool_input) as
+// tool_summary; scope defaults to the agent's path in the session;
+// expires_at must lie in the future. The request mail's parent is the
+// newest mail of the session addressed to the agent (none: no parent), so
+// it sits in the conversation tree under the work it interrupts.
 func (s *Service) RequestPermission(ctx context.Context, p *Principal, req client.PermissionRequest) (*client.Permission, error) {
 	if !p.IsAgent() {
 		return nil, Forbidden("agent_only", "permission requests are sent by agents", "")
@@ -213,7 +221,13 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 			expires = &e
 		}
 		body := permissionMailBody(req, options, scope, argsHash, expires)
-		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, From: from,
+		// The request sits in the conversation tree under the mail the agent
+		// is working on: the newest mail of the session addressed to it.
+		parent, err := tx.LatestMailTo(ctx, sess.SessionID, p.Name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, From: from, ParentMailID: parent,
 			Subject: "Permission request: " + truncateRunes(firstLineOf(req.Question), 200), Body: body,
 			MailType: client.MailTypePermissionRequest, Relay: client.RelayPermission, RelayKey: req.RelayKey,
 			Recipients: people})
@@ -222,7 +236,7 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 		}
 		row := store.PermissionRow{MailID: created.Mail.MailID, SessionID: sess.SessionID, AgentName: p.Name,
 			Question: req.Question, Options: string(optJSON), Context: req.Context, Tool: req.Tool, ArgsHash: argsHash,
-			Scope: scope, RelayKey: req.RelayKey, ExpiresAt: expires, CreatedAt: tx.Now}
+			ToolSummary: ToolSummary(req.Tool, req.ToolInput), Scope: scope, RelayKey: req.RelayKey, ExpiresAt: expires, CreatedAt: tx.Now}
 		ok, err := tx.InsertPermissionRequest(ctx, row)
 		if err != nil {
 			return err

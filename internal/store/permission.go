@@ -19,10 +19,13 @@ type PermissionRow struct {
 	Context   string
 	Tool      string
 	ArgsHash  string
-	Scope     string
-	RelayKey  string
-	ExpiresAt *time.Time
-	CreatedAt time.Time
+	// ToolSummary is the one-line summary of the tool call (migration 0013;
+	// "" for requests stored before it).
+	ToolSummary string
+	Scope       string
+	RelayKey    string
+	ExpiresAt   *time.Time
+	CreatedAt   time.Time
 
 	Decided        bool
 	Decision       string
@@ -49,7 +52,7 @@ type PermissionDecisionRow struct {
 }
 
 const permissionSelect = `SELECT p.mail_id, p.session_id, p.agent_name, p.question, p.options, p.context, p.tool,
-	p.args_hash, p.scope, p.relay_key, p.expires_at, p.created_at,
+	p.args_hash, p.tool_summary, p.scope, p.relay_key, p.expires_at, p.created_at,
 	d.mail_id, COALESCE(d.decision, ''), COALESCE(d.approved, ?), COALESCE(d.always_allow, ?), COALESCE(d.note, ''),
 	COALESCE(d.decided_by, ''), COALESCE(d.decided_via, ''), COALESCE(d.decision_mail_id, ''), d.decided_at
 	FROM permission_requests p LEFT JOIN permission_decisions d ON d.mail_id = p.mail_id`
@@ -60,7 +63,7 @@ func scanPermission(sc interface{ Scan(...any) error }) (PermissionRow, error) {
 	var created int64
 	var decided sql.NullString
 	err := sc.Scan(&p.MailID, &p.SessionID, &p.AgentName, &p.Question, &p.Options, &p.Context, &p.Tool,
-		&p.ArgsHash, &p.Scope, &p.RelayKey, &exp, &created,
+		&p.ArgsHash, &p.ToolSummary, &p.Scope, &p.RelayKey, &exp, &created,
 		&decided, &p.Decision, &p.Approved, &p.Always, &p.Note, &p.DecidedBy, &p.DecidedVia, &p.DecisionMailID, &decAt)
 	p.ExpiresAt, p.CreatedAt, p.DecidedAt = TimePtr(exp), FromMillis(created), TimePtr(decAt)
 	p.Decided = decided.Valid
@@ -89,9 +92,9 @@ func (q *Q) permissions(ctx context.Context, where string, args ...any) ([]Permi
 // one mail; a unique constraint, never a count).
 func (q *Q) InsertPermissionRequest(ctx context.Context, p PermissionRow) (bool, error) {
 	res, err := q.Exec(ctx, `INSERT INTO permission_requests (mail_id, session_id, agent_name, question, options, context,
-		tool, args_hash, scope, relay_key, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		tool, args_hash, tool_summary, scope, relay_key, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent_name, relay_key) DO NOTHING`,
-		p.MailID, p.SessionID, p.AgentName, p.Question, p.Options, p.Context, p.Tool, p.ArgsHash, p.Scope, p.RelayKey,
+		p.MailID, p.SessionID, p.AgentName, p.Question, p.Options, p.Context, p.Tool, p.ArgsHash, p.ToolSummary, p.Scope, p.RelayKey,
 		NullMillis(p.ExpiresAt), Millis(p.CreatedAt))
 	if err != nil {
 		return false, err

@@ -1,0 +1,28 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+func init() {
+	RegisterRoutes(Route{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
+		Summary:  "Search the person's own mails (subject, body, sender name), newest first",
+		Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleSearch})
+}
+
+// handleSearch serves GET /me/mail/search?q=&limit=&cursor= (gateway.Search);
+// limit defaults to 50, at most maxPageLimit.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryInt(r, "limit", personInboxLimit, 1, maxPageLimit)
+	if err != nil {
+		return err
+	}
+	l, err := s.svc.Search(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit, r.URL.Query().Get("cursor"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
