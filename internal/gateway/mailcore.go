@@ -70,12 +70,30 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		FromName: nm.From.Name, FromKind: nm.From.Kind, Subject: nm.Subject, Body: nm.Body,
 		MailType: nm.MailType, Relay: nm.Relay, RelayKey: nm.RelayKey, CreatedAt: now,
 	}
+	// The members' stored paths, read once: a join keeps a stored path and
+	// fills an empty one, so each party's path in the session after its
+	// join follows from them (no RETURNING per join).
+	members, err := tx.ParticipantWorkspaces(ctx, sess.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	join := func(p store.ParticipantRow) (string, error) {
+		ws := p.Workspace
+		if stored := members[p.Name]; stored != "" {
+			ws = stored
+		}
+		if err := tx.AddParticipant(ctx, p); err != nil {
+			return "", err
+		}
+		members[p.Name] = ws
+		return ws, nil
+	}
 	if nm.From.Kind == store.KindSystem {
 		m.FromAddress = nm.From.Name
 	} else {
 		// The sender's own path in the session is the one stored when it
 		// joined earlier; From.Workspace only fills an empty one.
-		ws, err := tx.JoinSession(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: nm.From.Name,
+		ws, err := join(store.ParticipantRow{SessionID: sess.SessionID, Name: nm.From.Name,
 			Kind: nm.From.Kind, Workspace: nm.From.Workspace, JoinedAt: now, LastActivity: now})
 		if err != nil {
 			return nil, err
@@ -96,7 +114,7 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		// stays its path in the session; this mail's recipient row and event
 		// carry the path of the address written in this mail (W-4
 		// to_workspace), or the stored one when the address had none.
-		ws, err := tx.JoinSession(ctx, store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
+		ws, err := join(store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
 			Workspace: r.Workspace, JoinedAt: now, LastActivity: now})
 		if err != nil {
 			return nil, err

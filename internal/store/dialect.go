@@ -39,6 +39,12 @@ type Dialect interface {
 	// transaction that appended events, or "" when no other process needs
 	// waking (SQLite: one gateway per database).
 	NotifyEvents() string
+	// LastInsertID reports whether the driver's sql.Result.LastInsertId
+	// answers the generated id of an insert (SQLite: the rowid, which the
+	// event log's id is). Then inserts use it instead of RETURNING, which
+	// SQLite runs through a temporary table costing about as much as the
+	// insert itself; PostgreSQL answers ids only through RETURNING.
+	LastInsertID() bool
 }
 
 // SQLite is the dialect of modernc.org/sqlite.
@@ -78,6 +84,9 @@ func (SQLite) WriteLock() string { return "" }
 
 // NotifyEvents is "": the hub of the one gateway is woken in process.
 func (SQLite) NotifyEvents() string { return "" }
+
+// LastInsertID is true: sqlite3_last_insert_rowid of the writer connection.
+func (SQLite) LastInsertID() bool { return true }
 
 // Postgres is the dialect of PostgreSQL through pgx's database/sql driver
 // (opened by openPostgres in postgres.go).
@@ -142,3 +151,6 @@ func (*Postgres) WriteLock() string {
 // NotifyEvents queues a notification on EventChannel; PostgreSQL delivers
 // it to every listener at commit, and drops it on rollback.
 func (*Postgres) NotifyEvents() string { return "SELECT pg_notify('" + EventChannel + "', '')" }
+
+// LastInsertID is false: pgx answers generated ids only through RETURNING.
+func (*Postgres) LastInsertID() bool { return false }

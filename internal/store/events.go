@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -18,9 +19,17 @@ type EventRow struct {
 // InsertEvent appends an event for one recipient and answers its id. Call it
 // in the same transaction as the write it announces.
 func (q *Q) InsertEvent(ctx context.Context, recipient, typ string, data []byte, now time.Time) (int64, error) {
+	const insert = `INSERT INTO events (recipient, type, data, created_at) VALUES (?, ?, ?, ?)`
 	var id int64
-	err := q.QueryRow(ctx, `INSERT INTO events (recipient, type, data, created_at) VALUES (?, ?, ?, ?) RETURNING event_id`,
-		recipient, typ, string(data), Millis(now)).Scan(&id)
+	var err error
+	if q.d.LastInsertID() {
+		var res sql.Result
+		if res, err = q.Exec(ctx, insert, recipient, typ, string(data), Millis(now)); err == nil {
+			id, err = res.LastInsertId()
+		}
+	} else {
+		err = q.QueryRow(ctx, insert+` RETURNING event_id`, recipient, typ, string(data), Millis(now)).Scan(&id)
+	}
 	if err == nil {
 		q.appended++
 	}

@@ -149,10 +149,19 @@ type ParticipantRow struct {
 	LastActivity time.Time
 }
 
+// joinParticipant adds a member or, when already there, moves its last
+// activity and fills its workspace if it had none.
+const joinParticipant = `INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, name) DO UPDATE SET last_activity = excluded.last_activity,
+		workspace = CASE WHEN session_participants.workspace = '' THEN excluded.workspace ELSE session_participants.workspace END`
+
 // AddParticipant adds name to the session or, when already there, moves
-// its last activity (and fills its workspace if it had none).
+// its last activity (and fills its workspace if it had none). Its path in
+// the session afterwards is the stored one when that was not empty, else
+// p.Workspace (see ParticipantWorkspaces).
 func (q *Q) AddParticipant(ctx context.Context, p ParticipantRow) error {
-	_, err := q.JoinSession(ctx, p)
+	_, err := q.Exec(ctx, joinParticipant, p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity))
 	return err
 }
 
@@ -161,13 +170,30 @@ func (q *Q) AddParticipant(ctx context.Context, p ParticipantRow) error {
 // have set).
 func (q *Q) JoinSession(ctx context.Context, p ParticipantRow) (string, error) {
 	var ws string
-	err := q.QueryRow(ctx, `INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, name) DO UPDATE SET last_activity = excluded.last_activity,
-		workspace = CASE WHEN session_participants.workspace = '' THEN excluded.workspace ELSE session_participants.workspace END
-		RETURNING workspace`,
+	err := q.QueryRow(ctx, joinParticipant+` RETURNING workspace`,
 		p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity)).Scan(&ws)
 	return ws, err
+}
+
+// ParticipantWorkspaces answers the members of a session by name with
+// their path in it ("" for one without a path). With it a writer joining
+// several parties knows each one's path after AddParticipant without a
+// RETURNING per join (on SQLite each RETURNING costs a temporary table).
+func (q *Q) ParticipantWorkspaces(ctx context.Context, sessionID string) (map[string]string, error) {
+	rows, err := q.Query(ctx, `SELECT name, workspace FROM session_participants WHERE session_id = ?`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, ws string
+		if err := rows.Scan(&name, &ws); err != nil {
+			return nil, err
+		}
+		out[name] = ws
+	}
+	return out, rows.Err()
 }
 
 // Participants answers a session's members in joining order.
