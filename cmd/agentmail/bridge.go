@@ -75,7 +75,10 @@ Environment:
   AGENTMAIL_<PLATFORM>_BIN   the platform executable (else found in PATH), e.g.
                              AGENTMAIL_CLAUDE_BIN
                              (AGENTMAIL_OPENCODE_BIN, AGENTMAIL_PI_BIN)
-The platform process inherits this environment (ANTHROPIC_BASE_URL and the like).`,
+The platform process inherits this environment (ANTHROPIC_BASE_URL and the like).
+
+Exit codes: 0 stopped by a signal, 1 error, 2 usage (unknown --platform, bad
+flag or argument).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -96,12 +99,12 @@ func init() {
 func runBridge(ctx context.Context, getenv func(string) string) error {
 	lvl := slog.LevelInfo
 	if err := lvl.UnmarshalText([]byte(bridgeFlags.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return usagef("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	p, ok := bridgePlatforms[bridgeFlags.platform]
 	if !ok {
-		return fmt.Errorf("--platform %q: use one of %s", bridgeFlags.platform, strings.Join(platformNames(), ", "))
+		return usagef("--platform %q: use one of %s", bridgeFlags.platform, strings.Join(platformNames(), ", ")) // exit 2
 	}
 	settings, err := bridge.LoadSettings(getenv)
 	if err != nil {

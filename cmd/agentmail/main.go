@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -22,19 +23,20 @@ var rootCmd = &cobra.Command{
 }
 
 func main() {
-	if err := rootCmd.Execute(); err != nil {
+	if code, err := execute(os.Args[1:]); err != nil { // usage.go: usage errors exit 2
 		fmt.Fprintln(os.Stderr, "agentmail:", err)
-		os.Exit(exitCode(err))
+		os.Exit(code)
 	}
 }
 
 // exitCoder is implemented by errors that choose the process exit status.
 type exitCoder interface{ ExitCode() int }
 
-// exitCode maps an error to the exit status: the error's own ExitCode when it
-// has one, else 1.
+// exitCode maps an error to the exit status: the ExitCode of the error or
+// of one it wraps, else 1. Usage errors are 2 (usage.go).
 func exitCode(err error) int {
-	if ec, ok := err.(exitCoder); ok {
+	var ec exitCoder
+	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
 	return 1

@@ -40,7 +40,7 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		lvl := slog.LevelInfo
 		if err := lvl.UnmarshalText([]byte(serveFlags.logLevel)); err != nil {
-			return fmt.Errorf("--log-level: %w", err)
+			return usagef("--log-level: %w", err) // exit 2
 		}
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

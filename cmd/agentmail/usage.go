@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/spf13/cobra"
+)
+
+// exitUsage is the exit status of a usage error (wrong command, flag or
+// argument; nothing was done), the same as the people's commands document
+// (internal/cli ExitUsage).
+const exitUsage = 2
+
+// usageError is a usage error: main exits with exitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// ExitCode answers exitUsage.
+func (e usageError) ExitCode() int { return exitUsage }
+
+// usagef builds a usage error.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// asUsage makes an error that chooses no exit status a usage error; one
+// that does (the people's commands' own) keeps its status.
+func asUsage(err error) error {
+	var ec exitCoder
+	if err == nil || errors.As(err, &ec) {
+		return err
+	}
+	return usageError{err}
+}
+
+// markUsageErrors makes every flag parsing error and every positional
+// argument error of cmd and its subcommands a usage error (exit 2), so
+// `agentmail bridge --bogus` and `agentmail serve extra` exit like
+// `agentmail send --bogus`. Commands that set their own flag error function
+// keep it.
+func markUsageErrors(cmd *cobra.Command) {
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	var mark func(c *cobra.Command)
+	mark = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error { return asUsage(args(cmd, a)) }
+		}
+		for _, sub := range c.Commands() {
+			mark(sub)
+		}
+	}
+	mark(cmd)
+}
+
+var markOnce sync.Once
+
+// execute runs the root command with args and answers the exit status main
+// uses and the error: an error of the root command itself (an unknown
+// subcommand, a bad flag of agentmail) is a usage error too, since the root
+// does nothing else.
+func execute(args []string) (int, error) {
+	markOnce.Do(func() { markUsageErrors(rootCmd) })
+	rootCmd.SetArgs(args)
+	cmd, err := rootCmd.ExecuteC()
+	if err == nil {
+		return 0, nil
+	}
+	if cmd == rootCmd {
+		err = asUsage(err)
+	}
+	return exitCode(err), err
+}
