@@ -22,8 +22,13 @@ let firstMailId, sessionId, permMailId
 
 async function shot(p, name) {
   // Toasts come and go; they are not part of the screen being shown. They are
-  // hidden for the picture only: removing React's nodes would break the page.
-  await p.screenshot({ path: join(shots, name), fullPage: false, animations: 'disabled', style: '[data-testid="toast"] { visibility: hidden !important; }' })
+  // hidden for the picture only (removing React's nodes would break the page;
+  // an injected style sheet is refused by the page's CSP, element styles are not).
+  const toasts = (hide) =>
+    p.evaluate((h) => document.querySelectorAll('[data-testid="toast"]').forEach((e) => (e.style.visibility = h ? 'hidden' : '')), hide)
+  await toasts(true)
+  await p.screenshot({ path: join(shots, name), fullPage: false, animations: 'disabled' })
+  await toasts(false)
 }
 
 before(async () => {
@@ -404,6 +409,7 @@ describe('web page against a real gateway', () => {
     await ask.waitFor({ state: 'detached' })
     assert.equal(await dshKeyActive(), true, 'cancel keeps the key')
     await dshRow.getByTestId('key-revoke').click()
+    await shot(page, 'revoke-key-1280.png')
     await page.getByTestId('revoke-do').click()
     await waitFor(async () => (await dshKeyActive()) === false, { what: 'dsh key revoked' })
     await dsh.get('/mail/inbox', { expect: 401 })
