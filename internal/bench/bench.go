@@ -237,6 +237,7 @@ type runner struct {
 	hc     *http.Client
 	url    string
 	person *client.Client // admin with a user key (no CSRF, no bcrypt per request)
+	token  string         // that user key
 }
 
 func (b *runner) logf(format string, args ...any) {
@@ -253,6 +254,7 @@ func (b *runner) setup(ctx context.Context) error {
 		return err
 	}
 	b.person = client.New(b.url, client.WithHTTPClient(b.hc), client.WithToken(k.KeyToken))
+	b.token = k.KeyToken
 	return nil
 }
 
@@ -271,10 +273,28 @@ func (b *runner) sendPhase(ctx context.Context, rep *Report) error {
 	if _, err := b.agentClient(ctx, "sink"); err != nil {
 		return err
 	}
+	// Each sender keeps one connection and a pre-encoded body (rawhttp.go):
+	// {"to":"sink@/bench/<i>","body":"...","subject":"load <n>"}.
 	body := strings.Repeat("Benchmark mail body. ", 10)
+	senders := make([]*rawSender, b.cfg.Senders)
+	for i := range senders {
+		prefix := fmt.Appendf(nil, `{"to":%s,"body":%s,"subject":"load `, jsonString(fmt.Sprintf("sink@/bench/%d", i)), jsonString(body))
+		rs, err := newRawSender(b.url, "/api/v1/me/mail/send", b.token, prefix, []byte(`"}`))
+		if err != nil {
+			return err
+		}
+		defer rs.close()
+		senders[i] = rs
+	}
 	send := func(i, n int) error {
-		_, err := b.person.MeSend(ctx, client.SendMailRequest{To: fmt.Sprintf("sink@/bench/%d", i), Subject: fmt.Sprintf("load %d", n), Body: body})
-		return err
+		status, answer, err := senders[i].send(n)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("POST /api/v1/me/mail/send: status %d: %s", status, answer)
+		}
+		return nil
 	}
 	b.logf("send: %d senders, 1 s warm-up, %s measured", b.cfg.Senders, b.cfg.SendDuration)
 	warm := time.Now().Add(time.Second)
