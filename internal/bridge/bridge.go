@@ -413,9 +413,28 @@ func (b *Bridge) isMailDriven(platformID string) bool {
 	return b.mailDriven[platformID]
 }
 
-func (b *Bridge) modelScope() ModelScope {
+// modelScope answers the admin's model scope (B-2.2). A mail pushed before
+// the first heartbeat answered would otherwise run on the platform default
+// whatever the admin chose, so an unknown scope is read once directly; if
+// that fails too, the platform default is used and the next heartbeat
+// corrects it.
+func (b *Bridge) modelScope(ctx context.Context) ModelScope {
+	b.mu.Lock()
+	scope := b.scope
+	b.mu.Unlock()
+	if scope.Known {
+		return scope
+	}
+	am, err := b.gw.AllowedModels(ctx)
+	if err != nil {
+		b.log.Warn("model scope unknown (no heartbeat yet, and reading it failed): the platform default is used", "err", err)
+		return scope
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.scope.Known {
+		b.scope = ModelScope{Known: true, Allowed: append([]client.ModelRef(nil), am.AllowedModels...), Unrestricted: am.ModelsUnrestricted}
+	}
 	return b.scope
 }
 
@@ -476,6 +495,12 @@ func (b *Bridge) handleEvent(ctx context.Context, ev client.Event) {
 		var nm client.NewMailEvent
 		if err := json.Unmarshal(ev.Data, &nm); err != nil {
 			b.log.Warn("unreadable new_mail event", "event_id", ev.ID, "err", err)
+			return
+		}
+		if nm.Role == "from" {
+			// A sender's own copy: the gateway gives these to people's
+			// streams only, and the agent's own mail is never new work.
+			b.log.Info("ignoring a new_mail event of the agent's own mail", "mail_id", nm.MailID, "event_id", ev.ID)
 			return
 		}
 		b.accept(ctx, incomingFromEvent(nm))
@@ -692,7 +717,7 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 	before, _ := b.agentMailIDs(ctx, in.MailID)
 	turnStart := b.now()
 
-	order := AttemptOrder(b.modelScope(), b.caps.PerTurnModel)
+	order := AttemptOrder(b.modelScope(ctx), b.caps.PerTurnModel)
 	if len(order) == 0 {
 		log.Error("the model scope allows no model; sending a failure report")
 		b.sendFailure(ctx, in, FailureReport{Stage: StageModel, NoneAllowed: true})
@@ -1172,7 +1197,7 @@ func (b *Bridge) handleDecision(ctx context.Context, ev client.PermissionDecisio
 		prompt := DecisionPrompt(DecisionInput{Approved: ev.Approved, Decision: ev.Decision, Note: ev.Note,
 			DecidedBy: ev.DecidedBy, MailID: ev.MailID})
 		var model *client.ModelRef
-		if order := AttemptOrder(b.modelScope(), b.caps.PerTurnModel); len(order) > 0 {
+		if order := AttemptOrder(b.modelScope(ctx), b.caps.PerTurnModel); len(order) > 0 {
 			model = order[0]
 		}
 		out := b.attempt(ctx, in, ws.Dir, prompt, model, 1, psid)

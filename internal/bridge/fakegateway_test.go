@@ -424,6 +424,12 @@ func (g *fakeGateway) Grants(ctx context.Context, tool, scope string) (*client.G
 	return out, nil
 }
 
+func (g *fakeGateway) AllowedModels(ctx context.Context) (*client.AllowedModels, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return &client.AllowedModels{AllowedModels: append([]client.ModelRef{}, g.allowed...), ModelsUnrestricted: g.unrestricted}, nil
+}
+
 func (g *fakeGateway) GetSession(ctx context.Context, id string) (*client.Session, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

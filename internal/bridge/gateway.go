@@ -24,6 +24,9 @@ type Gateway interface {
 	// Thread is GET /api/v1/mail/{id}/thread: the mail's session, oldest
 	// first (B-5.3: the gateway's record of what the model sent).
 	Thread(ctx context.Context, mailID string) (*client.MailList, error)
+	// AllowedModels is GET /api/v1/agent/models/allowed: the model scope,
+	// read directly when a mail arrives before the first heartbeat told it.
+	AllowedModels(ctx context.Context) (*client.AllowedModels, error)
 	// RequestPermission is POST /api/v1/permission/request (B-8, W-6).
 	RequestPermission(ctx context.Context, req client.PermissionRequest) (*client.Permission, error)
 	// Grants is GET /api/v1/grants?tool=&scope= ("always allow" records).
