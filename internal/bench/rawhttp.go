@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// rawSender is the send phase's load generator: one keep-alive HTTP/1.1
+// rawSender is the send and inbox phases' load generator: one keep-alive HTTP/1.1
 // connection to the gateway on which it writes each request with a
 // pre-encoded header and body and reads the answer with http.ReadResponse.
 // It spends a fraction of what net/http's client does per request (no
@@ -21,6 +21,7 @@ import (
 // concurrent use; each sender goroutine has its own.
 type rawSender struct {
 	addr   string
+	token  string
 	conn   net.Conn
 	br     *bufio.Reader
 	head   []byte // request line and headers up to Content-Length's value
@@ -38,7 +39,23 @@ func newRawSender(gatewayURL, path, token string, prefix, suffix []byte) (*rawSe
 	}
 	head := "POST " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + token +
 		"\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: "
-	return &rawSender{addr: addr, head: []byte(head), prefix: prefix, suffix: suffix}, nil
+	return &rawSender{addr: addr, token: token, head: []byte(head), prefix: prefix, suffix: suffix}, nil
+}
+
+// get sends GET pathAndQuery on the sender's connection and answers the
+// status and the body of the answer (the inbox phase: the body is read
+// whole but not decoded, which would time the load generator's JSON work).
+func (r *rawSender) get(pathAndQuery string) (int, []byte, error) {
+	b := append(r.buf[:0], "GET "+pathAndQuery+" HTTP/1.1\r\nHost: "+r.addr+"\r\nAuthorization: Bearer "+r.token+
+		"\r\nAccept: application/json\r\n\r\n"...)
+	r.buf = b
+	for attempt := 0; ; attempt++ {
+		status, body, err := r.roundTrip(b)
+		if err == nil || attempt == 1 {
+			return status, body, err
+		}
+		r.close()
+	}
 }
 
 // send posts the body with number n and answers the status and the body of
