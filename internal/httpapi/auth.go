@@ -9,8 +9,8 @@ import (
 
 // wrap builds the http.Handler of one route: authentication for its Auth
 // level, the CSRF check on cookie-authenticated writes (except on routes
-// with Auth "none", such as POST /auth/login), the handler, and the error
-// funnel.
+// with Auth "none", such as POST /auth/login), the text check of path and
+// query parameters (checkURLText), the handler, and the error funnel.
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r, rt.Auth)
@@ -22,6 +22,9 @@ func (s *Server) wrap(rt Route) http.Handler {
 		// cookie works (POST /auth/login).
 		if err == nil && p != nil && rt.Auth != AuthNone && isWrite(r.Method) {
 			err = gateway.CheckCSRF(p, r.Header.Get("X-CSRF-Token"))
+		}
+		if err == nil && strings.HasPrefix(rt.Path, Prefix) {
+			err = checkURLText(r) // utf8check.go: NUL or non-UTF-8 in a parameter is a 400
 		}
 		if err != nil {
 			s.writeError(w, r, err)

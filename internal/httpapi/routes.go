@@ -64,7 +64,7 @@ var (
 	errsPublic = []int{400, 500}
 	errsPerson = []int{400, 401, 403, 500}
 	errsAgent  = []int{400, 401, 403, 500}
-	errsRead   = []int{401, 403, 404, 500}
+	errsRead   = []int{400, 401, 403, 404, 500} // 400: a parameter with NUL or non-UTF-8 text (checkURLText)
 )
 
 // coreRoutes is the table of the gateway core (issue 2, issue 8 item 1).

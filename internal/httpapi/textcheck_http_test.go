@@ -52,3 +52,32 @@ func TestInvalidUTF8IsA400NamingTheField(t *testing.T) {
 		t.Fatalf("%d mails stored", n)
 	}
 }
+
+// A path or query parameter holding NUL or bytes that are not UTF-8 is a
+// 400 naming the parameter on both databases (PostgreSQL failed the lookup
+// with a 500 before).
+func TestNULOrInvalidUTF8InAParameterIsA400(t *testing.T) {
+	e := newEnv(t)
+	k, err := e.admin.CreateUserKey(e.ctx(), client.CreateUserKeyRequest{Label: "t", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"/api/v1/me/mail/%00":               `"code":"nul_character","field":"id"`,
+		"/api/v1/me/mail/%FF":               `"code":"invalid_utf8","field":"id"`,
+		"/api/v1/me/sessions/ab%00cd/mails": `"code":"nul_character","field":"id"`,
+		"/api/v1/agents/x%C3":               `"code":"invalid_utf8","field":"name"`,
+		"/api/v1/address/suggest?q=%00":     `"code":"nul_character","field":"q"`,
+		"/api/v1/me/mail/search?q=a%FFb":    `"code":"invalid_utf8","field":"q"`,
+		"/api/v1/me/mail/inbox?st%FF=1":     `"code":"invalid_utf8","field":"st`,
+	} {
+		status, body, _ := e.raw("GET", path, k.KeyToken, "")
+		if status != 400 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+	// Without credentials the 401 comes first.
+	if status, _, _ := e.raw("GET", "/api/v1/me/mail/%00", "", ""); status != 401 {
+		t.Errorf("without credentials: %d", status)
+	}
+}

@@ -4,7 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"sort"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/internal/gateway"
 )
 
 // invalidUTF8Field answers the JSON path ("subject", "cc", "options[2]")
@@ -101,4 +108,46 @@ func firstInvalidUTF8(raw []byte) int {
 		i += size
 	}
 	return len(raw)
+}
+
+// checkURLText refuses a path parameter ({id}, {name}, ...) or query
+// parameter holding a NUL character or bytes that are not UTF-8, with a 400
+// naming it (nul_character, invalid_utf8): such text can never name
+// anything, and PostgreSQL would answer the lookup with an error (a 500).
+func checkURLText(r *http.Request) error {
+	bad := func(name, v string) error {
+		if strings.IndexByte(v, 0) >= 0 {
+			return gateway.InvalidCode("nul_character", name, fmt.Sprintf("parameter %q contains a NUL character (U+0000)", name), "remove it")
+		}
+		if !utf8.ValidString(v) {
+			return gateway.InvalidCode("invalid_utf8", name, fmt.Sprintf("parameter %q is not valid UTF-8 text", name), "percent-encode UTF-8 text")
+		}
+		return nil
+	}
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		for i, k := range rc.URLParams.Keys {
+			if i < len(rc.URLParams.Values) {
+				if err := bad(k, rc.URLParams.Values[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	q := r.URL.Query()
+	names := make([]string, 0, len(q))
+	for k := range q {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := bad(k, k); err != nil {
+			return err
+		}
+		for _, v := range q[k] {
+			if err := bad(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
