@@ -29,11 +29,11 @@ func (s *Service) AgentView(a store.AgentRow) client.Agent {
 }
 
 // Register records the agent's platform and workspaces (W-2) and marks it
-// seen. Name must be the key's agent or empty: an agent cannot register as
-// another name. The W-2 type check of workspaces (an array of objects)
+// seen. Name must be the key's agent (in any case, NormalizeName) or
+// empty: an agent cannot register as another name. The W-2 type check of workspaces (an array of objects)
 // happens when the body is decoded; here each element needs a path or name.
 func (s *Service) Register(ctx context.Context, p *Principal, req client.RegisterRequest) (*client.Agent, error) {
-	if req.Name != "" && req.Name != p.Name {
+	if req.Name != "" && NormalizeName(req.Name) != p.Name {
 		return nil, Forbidden("name_mismatch", fmt.Sprintf("this key belongs to agent %q, not %q", p.Name, req.Name),
 			fmt.Sprintf("send name %q or leave it empty", p.Name))
 	}

@@ -224,6 +224,10 @@ func TestNamesAreCaseInsensitiveAndSomeAreReserved(t *testing.T) {
 	if _, err := e.admin.Agent(e.ctx(), "CLAUDE"); err != nil {
 		t.Fatalf("GET /agents/CLAUDE: %v", err)
 	}
+	if _, err := client.New(e.url, client.WithToken("test-key-claude-0123456789abcdef")).Register(e.ctx(),
+		client.RegisterRequest{Name: "Claude", Platform: "test", Workspaces: []client.Workspace{}}); err != nil {
+		t.Fatalf("register as Claude with claude's key: %v", err)
+	}
 
 	for _, name := range []string{"agentmail", "System", "timeout", "admin"} {
 		_, err := e.admin.AdminCreateUser(e.ctx(), client.CreateUserRequest{Username: name, Password: "whatever-pass"})
