@@ -256,8 +256,6 @@ export const en = {
   'admin.resetPassword': 'Reset password',
   'admin.newPassword': 'New password (8+ characters)',
   'admin.userCreated': 'User {name} created',
-  'admin.agentKeys': 'Agent keys',
-  'admin.userKeys': 'User keys',
   'admin.userKeysHint': 'Client keys that people created for themselves under Account.',
   'admin.issueOrRegister': 'Add a key for an agent',
   'admin.agentName': 'Agent name',

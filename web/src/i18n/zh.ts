@@ -255,8 +255,6 @@ export const zh: Record<MsgKey, string> = {
   'admin.resetPassword': '重置密码',
   'admin.newPassword': '新密码（至少 8 位）',
   'admin.userCreated': '已创建用户 {name}',
-  'admin.agentKeys': 'Agent 密钥',
-  'admin.userKeys': '用户密钥',
   'admin.userKeysHint': '用户在「账号」页为自己创建的客户端密钥。',
   'admin.issueOrRegister': '为 Agent 添加密钥',
   'admin.agentName': 'Agent 名',
