@@ -485,7 +485,11 @@ func (b *runner) inboxPhase(ctx context.Context, rep *Report) error {
 		}
 		path := "/api/v1/mail/inbox?" + query.Encode()
 		lat := make([]time.Duration, 0, b.cfg.InboxRequests)
+		var cpu0 time.Duration
 		for i := 0; i < b.cfg.InboxRequests+100; i++ {
+			if i == 100 {
+				cpu0 = processCPU()
+			}
 			start := time.Now()
 			status, body, err := raw.get(path)
 			if err != nil {
@@ -501,7 +505,9 @@ func (b *runner) inboxPhase(ctx context.Context, rep *Report) error {
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		rep.Rows = append(rep.Rows, Row{fmt.Sprintf("inbox latency p50 / p99 (%s), %d stored mails, %d in this inbox", v.name, b.cfg.StoredMails, mine),
 			fmt.Sprintf("%s / %s", ms(pct(lat, 50)), ms(pct(lat, 99))), "p99 ≤ 5 ms"})
-		b.logf("inbox %s: p50 %s p99 %s", v.name, ms(pct(lat, 50)), ms(pct(lat, 99)))
+		cpu := processCPU() - cpu0
+		b.logf("inbox %s: p50 %s p99 %s, process CPU %.0f µs per request", v.name, ms(pct(lat, 50)), ms(pct(lat, 99)),
+			float64(cpu.Microseconds())/float64(max(1, len(lat))))
 	}
 	return nil
 }

@@ -53,16 +53,22 @@ func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.Viewed
 			return nil, err
 		}
 	}
-	aliases := map[string]string{}
+	var sessionIDs []string
+	seen := map[string]bool{}
 	for _, r := range rows {
-		if _, ok := aliases[r.SessionID]; ok {
-			continue
+		if !seen[r.SessionID] {
+			seen[r.SessionID] = true
+			sessionIDs = append(sessionIDs, r.SessionID)
 		}
-		sess, err := q.GetSession(ctx, r.SessionID)
-		if err != nil {
-			return nil, err
+	}
+	aliases, err := q.SessionAliases(ctx, sessionIDs) // one query for the page
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range sessionIDs {
+		if _, ok := aliases[id]; !ok {
+			return nil, fmt.Errorf("gateway: mail of unknown session %s: %w", id, store.ErrNotFound)
 		}
-		aliases[r.SessionID] = sess.Alias
 	}
 	for _, r := range rows {
 		m := client.Mail{MailID: r.MailID, SessionID: r.SessionID, SessionAlias: aliases[r.SessionID],

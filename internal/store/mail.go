@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sort"
 	"time"
 )
 
@@ -160,9 +161,10 @@ func (q *Q) RecipientsOf(ctx context.Context, mailIDs []string) (map[string][]Re
 	for i, id := range mailIDs {
 		args[i] = id
 	}
+	// Ordered here rather than by the query: an ORDER BY over the IN list
+	// costs SQLite a sort about as dear as reading the rows.
 	rows, err := q.Query(ctx, `SELECT mail_id, name, kind, role, address, workspace, is_read, read_at, position
-		FROM mail_recipients WHERE mail_id IN (`+InPlaceholders(len(mailIDs))+`)
-		ORDER BY mail_id, CASE role WHEN 'to' THEN 0 ELSE 1 END, position`, args...)
+		FROM mail_recipients WHERE mail_id IN (`+InPlaceholders(len(mailIDs))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +177,45 @@ func (q *Q) RecipientsOf(ctx context.Context, mailIDs []string) (map[string][]Re
 		}
 		r.ReadAt = TimePtr(at)
 		out[r.MailID] = append(out[r.MailID], r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, list := range out {
+		sort.SliceStable(list, func(i, j int) bool {
+			ti, tj := list[i].Role == "to", list[j].Role == "to"
+			if ti != tj {
+				return ti
+			}
+			return list[i].Position < list[j].Position
+		})
+	}
+	return out, nil
+}
+
+// SessionAliases answers the alias of each of the sessions by id (one
+// query for a page of mails from many sessions); unknown ids are absent.
+func (q *Q) SessionAliases(ctx context.Context, sessionIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(sessionIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(sessionIDs))
+	for i, id := range sessionIDs {
+		args[i] = id
+	}
+	rows, err := q.Query(ctx, `SELECT session_id, alias FROM mail_sessions WHERE session_id IN (`+
+		InPlaceholders(len(sessionIDs))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, alias string
+		if err := rows.Scan(&id, &alias); err != nil {
+			return nil, err
+		}
+		out[id] = alias
 	}
 	return out, rows.Err()
 }
