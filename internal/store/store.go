@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +49,7 @@ type Store struct {
 	// wstmts belong to the write loop.
 	wstmts, rstmts *stmtCache
 	wconn          *sql.Conn
+	ckpt           *checkpointer // background WAL checkpoints (SQLite, checkpoint.go)
 	batch          writeBatcher
 	pgURL          string // PostgreSQL connection URL, "" for SQLite (postgres.go)
 	closeMu        sync.Once
@@ -92,7 +94,8 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 		return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_time_format=sqlite" + extra
 	}
-	s.writer, err = sql.Open("sqlite", dsn("&_txlock=immediate"))
+	s.writer, err = sql.Open("sqlite", dsn("&_txlock=immediate"+
+		"&_pragma=wal_autocheckpoint("+strconv.Itoa(writerAutoCheckpoint)+")"))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -119,6 +122,10 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if err := s.startCheckpointer(dsn("")); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -176,6 +183,7 @@ func (s *Store) Close() error {
 	var err error
 	s.closeMu.Do(func() {
 		s.batch.stop() // the write loop closes the writer connection
+		err = errors.Join(err, s.ckpt.stop())
 		s.rstmts.close()
 		if s.reader != nil {
 			err = errors.Join(err, s.reader.Close())

@@ -298,6 +298,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		fail(fmt.Errorf("store: commit: %w", err))
 		return
 	}
+	s.kickCheckpoint()
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
@@ -327,6 +328,7 @@ func (s *Store) runAlone(ctx context.Context, tx *writeTx, r *writeReq) {
 		r.done <- fmt.Errorf("store: commit: %w", err)
 		return
 	}
+	s.kickCheckpoint()
 	r.done <- nil
 }
 
