@@ -12,7 +12,6 @@
 package claude
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -254,29 +253,6 @@ func userMessage(prompt string) []byte {
 		},
 	})
 	return append(b, '\n')
-}
-
-// tailBuffer keeps the last max bytes written to it (stderr, for failure reasons).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > b.max {
-		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(string(bytes.ToValidUTF8(b.buf, nil)))
 }
 
 // signalGroup sends sig to the process group led by pid.

@@ -127,7 +127,7 @@ func (t *turn) run(ctx context.Context, bin string, args, environ []string) (bri
 	cmd.Dir = t.req.Cwd
 	cmd.Env = environ
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr := &tailBuffer{max: 8 << 10}
+	stderr := bridge.NewTailBuffer(8 << 10)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = t.grace
 	stdin, err := cmd.StdinPipe()

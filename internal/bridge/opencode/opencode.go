@@ -18,7 +18,6 @@
 package opencode
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -106,7 +105,7 @@ type Adapter struct {
 	cancel   context.CancelFunc // stops the event stream
 	cmd      *exec.Cmd          // the server we started; nil when attached
 	waitDone chan struct{}      // closed when cmd has exited
-	output   *tailBuffer
+	output   *bridge.TailBuffer
 	workDir  string // the started server's own working directory (removed at Close)
 	route    replyRoute
 	hasMCP   bool // the server serves POST /mcp
@@ -288,7 +287,7 @@ func (a *Adapter) spawn(ctx context.Context, c *api, environ []string) error {
 	cmd.Dir = workDir
 	cmd.Env = vars
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &tailBuffer{max: 16 << 10}
+	out := bridge.NewTailBuffer(16 << 10)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(workDir)
@@ -595,27 +594,4 @@ func randomHex(n int) (string, error) {
 		return "", fmt.Errorf("opencode: random password: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// tailBuffer keeps the last max bytes written to it (the server's output, for errors).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.buf))
 }

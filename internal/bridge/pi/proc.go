@@ -57,7 +57,7 @@ type proc struct {
 	envPath  string // the tool environment file ("" for bare processes)
 	baseEnv  map[string]string
 	done     chan struct{} // closed when the process has exited and its output is read
-	stderr   *tailBuffer
+	stderr   *bridge.TailBuffer
 
 	mu        sync.Mutex
 	nextID    int
@@ -74,7 +74,7 @@ type proc struct {
 func (a *Adapter) startProc(ctx context.Context, env bridge.Env, spec procSpec) (*proc, error) {
 	args := []string{"--mode", "rpc", "--no-extensions"}
 	p := &proc{a: a, log: env.Log, spec: spec, modelKey: modelKey(spec.model), waiting: map[string]chan rpcResponse{},
-		done: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
+		done: make(chan struct{}), stderr: bridge.NewTailBuffer(8 << 10)}
 	vars := a.baseEnviron()
 	if !spec.bare {
 		a.mu.Lock()
@@ -563,29 +563,6 @@ func (a *Adapter) forget(sid string, p *proc) {
 	if a.procs[sid] == p {
 		delete(a.procs, sid)
 	}
-}
-
-// tailBuffer keeps the last max bytes written to it (pi's stderr, for errors).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.buf))
 }
 
 func lastLines(s string, n int) string {
