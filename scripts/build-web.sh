@@ -6,7 +6,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 web="$root/web"
-out="$root/internal/webui/dist"
+# WEB_OUT puts the result elsewhere (scripts/check-web-build.sh builds into a
+# scratch folder so that checking never touches the committed files).
+out="${WEB_OUT:-$root/internal/webui/dist}"
 
 cd "$web"
 if [[ "${SKIP_NPM_CI:-}" != 1 ]]; then

@@ -184,9 +184,13 @@ export async function launchBrowser() {
   return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS })
 }
 
-/** screenshotDir is where the main screens are saved (docs/screenshots, or $SCREENSHOT_DIR). */
+/**
+ * screenshotDir is where the main screens are saved: $SCREENSHOT_DIR, or the
+ * ignored folder web/e2e/.out/screenshots, so a test run never rewrites the
+ * committed pictures (scripts/screenshots.sh refreshes docs/screenshots).
+ */
 export function screenshotDir() {
-  const dir = process.env.SCREENSHOT_DIR || join(repoRoot, 'docs', 'screenshots')
+  const dir = process.env.SCREENSHOT_DIR || join(repoRoot, 'web', 'e2e', '.out', 'screenshots')
   mkdirSync(dir, { recursive: true })
   return dir
 }

@@ -2,7 +2,8 @@
 // with a fresh data directory (issue 5, "Done when"). Run with
 //   npm --prefix web run test:e2e
 // Needs Go (to build the binary, or $AGENTMAIL_BIN) and Debian's chromium
-// (/usr/bin/chromium, or $CHROMIUM_PATH). Screenshots go to docs/screenshots.
+// (/usr/bin/chromium, or $CHROMIUM_PATH). Screenshots go to web/e2e/.out/screenshots
+// ($SCREENSHOT_DIR; scripts/screenshots.sh writes docs/screenshots).
 //
 // The tests run in order and build on each other, like a person's session:
 // log in, write to an agent, get its answer live, decide a permission...

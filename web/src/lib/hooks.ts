@@ -84,3 +84,36 @@ export function useDebounced<T>(value: T, ms: number): T {
   }, [value, ms])
   return v
 }
+
+/**
+ * useNextFrame returns a function that runs fn at the next animation frame.
+ * Each call replaces the frame asked for before it, and a frame still
+ * waiting when the component unmounts is cancelled, so fn never runs against
+ * a page that is gone.
+ */
+export function useNextFrame(): (fn: () => void) => void {
+  const frame = useRef<number | undefined>(undefined)
+  useEffect(
+    () => () => {
+      if (frame.current !== undefined) cancelAnimationFrame(frame.current)
+      frame.current = undefined
+    },
+    [],
+  )
+  return useCallback((fn: () => void) => {
+    if (frame.current !== undefined) cancelAnimationFrame(frame.current)
+    frame.current = requestAnimationFrame(() => {
+      frame.current = undefined
+      fn()
+    })
+  }, [])
+}
+
+/**
+ * reveal scrolls el into view where the environment can scroll (a browser);
+ * where it cannot (no element, or a DOM without scrollIntoView, as in unit
+ * tests) it does nothing.
+ */
+export function reveal(el: Element | null | undefined, options: ScrollIntoViewOptions): void {
+  if (el && typeof el.scrollIntoView === 'function') el.scrollIntoView(options)
+}

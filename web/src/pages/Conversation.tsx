@@ -7,7 +7,7 @@ import { PermissionCard, type Decision } from '../components/Permission'
 import { Button, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
 import { useI18n, type Translate } from '../i18n'
 import { formatBytes, formatDuration, formatFull } from '../lib/format'
-import { useAsync, useIsNarrow } from '../lib/hooks'
+import { reveal, useAsync, useIsNarrow, useNextFrame } from '../lib/hooks'
 import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
 import { TreeView } from './Tree'
@@ -90,13 +90,19 @@ export function Conversation({
   }, [mails, refreshCounts, onChanged])
 
   // Scroll the focused (or the latest) mail into view once loaded.
+  // The flag is set when the frame runs: a frame replaced by a newer render is
+  // asked for again.
   const scrolled = useRef(false)
+  const nextFrame = useNextFrame()
   useEffect(() => {
     if (!loaded || scrolled.current || treeMail) return
-    scrolled.current = true
     const id = focusMail ?? mails[mails.length - 1]?.mail_id
-    if (id) requestAnimationFrame(() => document.getElementById(`mail-${id}`)?.scrollIntoView({ block: focusMail ? 'center' : 'end' }))
-  }, [loaded, focusMail, mails, treeMail])
+    if (!id) return
+    nextFrame(() => {
+      scrolled.current = true
+      reveal(document.getElementById(`mail-${id}`), { block: focusMail ? 'center' : 'end' })
+    })
+  }, [loaded, focusMail, mails, treeMail, nextFrame])
 
   // A mail that arrives while the conversation is open is brought into view.
   const seen = useRef(0)
@@ -104,10 +110,10 @@ export function Conversation({
     const n = mails.length
     if (seen.current > 0 && n > seen.current && !treeMail) {
       const id = mails[n - 1].mail_id
-      requestAnimationFrame(() => document.getElementById(`mail-${id}`)?.scrollIntoView({ block: 'nearest', behavior: 'smooth' }))
+      nextFrame(() => reveal(document.getElementById(`mail-${id}`), { block: 'nearest', behavior: 'smooth' }))
     }
     seen.current = n
-  }, [mails, treeMail])
+  }, [mails, treeMail, nextFrame])
 
   const target = useCallback((): Mail | undefined => {
     if (focusMail) return mails.find((m) => m.mail_id === focusMail) ?? mails[mails.length - 1]

@@ -5,7 +5,7 @@ import { BudgetBadge } from '../components/Budget'
 import { Count, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatWhen } from '../lib/format'
-import { useAsync, useIsNarrow } from '../lib/hooks'
+import { reveal, useAsync, useIsNarrow, useNextFrame } from '../lib/hooks'
 import { load, save } from '../lib/storage'
 import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
@@ -104,6 +104,7 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
   )
   const back = useCallback(() => navigate(base), [base])
 
+  const nextFrame = useNextFrame()
   const selIndex = items.findIndex((i) => i.key === selected || (!!openId && i.sessionId === openId && !selected))
   const move = useCallback(
     (d: 1 | -1) => {
@@ -112,11 +113,9 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
       const it = items[next]
       setSelected(it.key)
       if (openId) open(it)
-      requestAnimationFrame(() => {
-        listRef.current?.querySelector<HTMLElement>(`[data-key="${CSS.escape(it.key)}"]`)?.scrollIntoView({ block: 'nearest' })
-      })
+      nextFrame(() => reveal(listRef.current?.querySelector(`[data-key="${CSS.escape(it.key)}"]`), { block: 'nearest' }))
     },
-    [items, selIndex, openId, open],
+    [items, selIndex, openId, open, nextFrame],
   )
 
   const markSession = useCallback(
