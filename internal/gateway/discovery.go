@@ -140,7 +140,9 @@ type suggestion struct {
 // Suggest answers address suggestions for what was typed so far (GET
 // /address/suggest?q=): people, agents at their workspaces, and sessions by
 // alias, from the caller's own mail sessions (never another's) and from the
-// agents' platform-session mirror (W-3), ranked by match (prefix of the
+// agents' platform-session mirror (W-3) as far as the caller may see it
+// (visibleMirror: a bound platform session only to its mail session's
+// people, an unbound one only to admins), ranked by match (prefix of the
 // address, name or alias before a match anywhere, case-insensitive) and
 // then by recent activity. An empty q lists the most recent. limit is
 // 1..MaxSuggestLimit.
@@ -185,6 +187,9 @@ func (s *Service) Suggest(ctx context.Context, p *Principal, query string, limit
 	}
 	mirror, err := rd.RecentPlatformSessions(ctx, suggestMirror)
 	if err != nil {
+		return nil, err
+	}
+	if mirror, err = visibleMirror(ctx, rd, p, mirror); err != nil { // visibility.go
 		return nil, err
 	}
 	for _, ps := range mirror {
@@ -342,9 +347,11 @@ func rankSuggestions(cands []suggestion, q string, limit int) []client.Suggestio
 // Resolve previews where a mail from the principal to raw would go, with
 // the same rules as sending and without creating anything (GET
 // /address/resolve): an unknown name is 404 recipient_not_found, an
-// unknown alias 404 alias_not_found (a slug in the agent's platform-session
-// mirror resolves, with exists false: the first mail opens the session), a
-// path the send would refuse is the same 400 (checkRecipientPath: a person
+// unknown alias 404 alias_not_found, and so is the alias of a session the
+// caller may not see (aliasSessionFor); a slug in the agent's
+// platform-session mirror resolves when mirrorSession lets the caller reach
+// it (bound: exists true with the bound session; unbound: exists false, the
+// first mail opens the session), a path the send would refuse is the same 400 (checkRecipientPath: a person
 // with a path, an agent with a relative or missing path); a default session that does not exist yet
 // answers exists false.
 func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*client.Resolution, error) {
@@ -364,14 +371,7 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 	switch a.Session {
 	case address.SessionAlias:
 		out.Alias = a.Alias
-		sess, err := q.SessionByAlias(ctx, a.Alias)
-		if err == nil && sess.AgentName != a.Name {
-			if _, perr := q.Participant(ctx, sess.SessionID, a.Name); errors.Is(perr, store.ErrNotFound) {
-				err = store.ErrNotFound
-			} else if perr != nil {
-				return nil, perr
-			}
-		}
+		sess, err := aliasSessionFor(ctx, q, a, p.Name) // mail.go: only the session's own people see it
 		switch {
 		case err == nil:
 			out.Exists, out.SessionID = true, sess.SessionID
@@ -384,11 +384,18 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 			return nil, err
 		case kind == store.KindAgent:
 			ps, perr := q.PlatformSessionBySlug(ctx, a.Name, a.Alias, a.Path)
+			var bound *store.SessionRow
+			if perr == nil {
+				bound, perr = mirrorSession(ctx, q, p, ps) // visibility.go
+			}
 			if errors.Is(perr, store.ErrNotFound) {
 				return nil, resolveAliasNotFound(a)
 			}
 			if perr != nil {
 				return nil, perr
+			}
+			if bound != nil {
+				out.Exists, out.SessionID = true, bound.SessionID
 			}
 			if out.Workspace == "" {
 				out.Workspace = ps.Workspace

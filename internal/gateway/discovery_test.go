@@ -98,7 +98,8 @@ func TestHeartbeatMirrorDropsNoSlugAndDuplicates(t *testing.T) {
 
 func TestSuggestResolveParticipantsContacts(t *testing.T) {
 	e := newExtrasEnv(t)
-	s := e.session() // alice → bot@/work/proj (cc bob)
+	e.alice.Role = RoleAdmin // an unbound mirrored platform session is offered to admins
+	s := e.session()         // alice → bot@/work/proj (cc bob)
 	mirror := []client.PlatformSession{{PlatformID: "p1", Workspace: "/work/other", Slug: "witty-planet", Title: "重构导入路径", UpdatedAt: ts("2026-09-02T09:00:00Z")}}
 	if _, err := e.svc.Heartbeat(e.ctx, e.bot, client.HeartbeatRequest{PlatformSessions: &mirror}); err != nil {
 		t.Fatal(err)

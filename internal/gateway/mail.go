@@ -319,30 +319,33 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	switch {
 	case spec.relay != "":
 		// The free channel (I-2) stays in the replied mail's session.
-		if sess, err = s.relaySession(ctx, tx, spec, parent); err != nil {
+		if sess, err = s.relaySession(ctx, tx, p, spec, parent); err != nil {
 			return nil, err
 		}
 		found = true
 	case to.Session == address.SessionAlias:
-		sess, err = tx.SessionByAlias(ctx, to.Alias)
+		// Only the session's own people reach it by alias; to anyone else
+		// it answers exactly what an unknown alias answers (visibility.go).
+		sess, err = aliasSessionFor(ctx, tx.Q, to, p.Name)
 		if err == nil {
-			if sess.AgentName != to.Name {
-				if _, perr := tx.Participant(ctx, sess.SessionID, to.Name); errors.Is(perr, store.ErrNotFound) {
-					return nil, aliasNotFound(to)
-				} else if perr != nil {
-					return nil, perr
-				}
-			}
 			found = true
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
 		if !found && toKind == store.KindAgent {
 			// A session the platform reported in its heartbeat mirror
-			// (W-3) is known too: the first mail to its slug opens the
-			// mail session bound to it.
+			// (W-3) is known too, to those mirrorSession lets reach it:
+			// bound to a mail session, the mail goes there; unbound, the
+			// first mail to its slug opens the mail session bound to it.
 			ps, perr := tx.PlatformSessionBySlug(ctx, to.Name, to.Alias, to.Path)
+			var bound *store.SessionRow
 			if perr == nil {
+				bound, perr = mirrorSession(ctx, tx.Q, p, ps)
+			}
+			switch {
+			case perr == nil && bound != nil:
+				sess, found = *bound, true
+			case perr == nil:
 				spec.sessionAlias = ps.Slug
 				if to.Path == "" {
 					to.Path = ps.Workspace
@@ -353,7 +356,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 					return nil, err
 				}
 				found, newSession = true, true
-			} else if !errors.Is(perr, store.ErrNotFound) {
+			case !errors.Is(perr, store.ErrNotFound):
 				return nil, perr
 			}
 		}
@@ -488,7 +491,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 // session, whatever the address's session part says, as long as it names
 // no other session. A relay never opens a session: .new is a 400 (field
 // to), an unknown alias a 404, another session's alias a 400.
-func (s *Service) relaySession(ctx context.Context, tx *Tx, spec *sendSpec, parent *store.ViewedMail) (store.SessionRow, error) {
+func (s *Service) relaySession(ctx context.Context, tx *Tx, p *Principal, spec *sendSpec, parent *store.ViewedMail) (store.SessionRow, error) {
 	if parent == nil {
 		return store.SessionRow{}, Invalid("reply_to", "a relay mail must answer a mail: set reply_to", "")
 	}
@@ -499,6 +502,14 @@ func (s *Service) relaySession(ctx context.Context, tx *Tx, spec *sendSpec, pare
 			"reply in the session of the mail you answer: set reply_to and address it without .new")
 	case address.SessionAlias:
 		other, err := tx.SessionByAlias(ctx, to.Alias)
+		if err == nil && other.SessionID != parent.SessionID {
+			// Another session is named only to the people who may see it.
+			if ok, verr := mayViewSession(ctx, tx.Q, other.SessionID, p.Name); verr != nil {
+				return store.SessionRow{}, verr
+			} else if !ok {
+				err = store.ErrNotFound
+			}
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return store.SessionRow{}, aliasNotFound(to)
 		}
@@ -557,6 +568,29 @@ func defaultSession(ctx context.Context, q *store.Q, to address.Address, toKind,
 }
 
 func aliasNotFound(a address.Address) error { return aliasNotFoundIn(a, "to") }
+
+// aliasSessionFor answers the session an alias address names for the
+// principal named viewer: the session with that alias, when viewer may see
+// it (mayViewSession) and the address's name takes part in it (or is its
+// agent). Anything else is store.ErrNotFound, the answer of an unknown
+// alias, so a session's existence leaks nothing to others (issue 12).
+func aliasSessionFor(ctx context.Context, q *store.Q, a address.Address, viewer string) (store.SessionRow, error) {
+	sess, err := q.SessionByAlias(ctx, a.Alias)
+	if err != nil {
+		return sess, err
+	}
+	if ok, err := mayViewSession(ctx, q, sess.SessionID, viewer); err != nil {
+		return sess, err
+	} else if !ok {
+		return store.SessionRow{}, store.ErrNotFound
+	}
+	if sess.AgentName != a.Name {
+		if _, err := q.Participant(ctx, sess.SessionID, a.Name); err != nil {
+			return store.SessionRow{}, err
+		}
+	}
+	return sess, nil
+}
 
 // aliasNotFoundIn is the 404 alias_not_found of an address in the request
 // field named.

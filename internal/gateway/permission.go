@@ -320,24 +320,13 @@ func firstLineOf(s string) string {
 	return s
 }
 
-// canDecide reports whether person may see and decide the request: the
-// request mail was addressed to them, or they take part in its session.
+// canDecide reports whether person (a person's username; callers check the
+// kind) may see and decide the request: only when they may see its session
+// (visibility.go mayViewSession: they take part in it). The request mail
+// goes to exactly those people, so the API, a reply, the page and the CLI
+// answer everybody else 404 permission_not_found.
 func canDecide(ctx context.Context, q *store.Q, row store.PermissionRow, person string) (bool, error) {
-	v, err := q.ViewMail(ctx, row.MailID, person)
-	if err == nil && v.Role != "" {
-		return true, nil
-	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return false, err
-	}
-	pt, err := q.Participant(ctx, row.SessionID, person)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return pt.Kind == store.KindPerson, nil
+	return mayViewSession(ctx, q, row.SessionID, person)
 }
 
 // GetPermission answers one request: an agent sees its own requests, a

@@ -82,7 +82,8 @@ func parseRemindBefore(v any) (int, error) {
 // separated by ASCII or full-width commas) and answers the list to store.
 // Empty means the owner: a person by name, an agent at the path of its most
 // recently active session. Errors: 400 for a malformed address or an agent
-// without a path, 404 for an unknown name or alias (as sending would).
+// without a path, 404 for an unknown name or alias, or the alias of a
+// session the owner takes no part in (as sending would).
 func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *Principal, raw string) ([]string, error) {
 	list := SplitRecipients(raw)
 	if len(list) == 0 {
@@ -126,7 +127,8 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 			return nil, Invalid("recipients", fmt.Sprintf("%q is an agent; its address needs a path", a.Name),
 				fmt.Sprintf("write %s@/path/to/workspace", a.Name))
 		case a.Session == address.SessionAlias:
-			if _, err := q.SessionByAlias(ctx, a.Alias); errors.Is(err, store.ErrNotFound) {
+			// Only a session the owner takes part in (mail.go aliasSessionFor).
+			if _, err := aliasSessionFor(ctx, q, a, p.Name); errors.Is(err, store.ErrNotFound) {
 				return nil, aliasNotFoundIn(a, "recipients")
 			} else if err != nil {
 				return nil, err
@@ -404,7 +406,7 @@ func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.Schedule
 		}
 		switch a.Session {
 		case address.SessionAlias:
-			sess, err = tx.SessionByAlias(ctx, a.Alias)
+			sess, err = aliasSessionFor(ctx, tx.Q, a, row.Owner)
 			if errors.Is(err, store.ErrNotFound) {
 				return "", aliasNotFound(a)
 			}

@@ -50,8 +50,8 @@ func (s *Service) sessionView(ctx context.Context, q *store.Q, row store.Session
 	return &v, nil
 }
 
-// sessionFor answers the session if name takes part in it, else the same
-// 404 as an unknown id.
+// sessionFor answers the session if name may see it (mayViewSession: it
+// takes part in it), else the same 404 as an unknown id.
 func sessionFor(ctx context.Context, q *store.Q, id, name string) (store.SessionRow, error) {
 	row, err := q.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -60,10 +60,10 @@ func sessionFor(ctx context.Context, q *store.Q, id, name string) (store.Session
 	if err != nil {
 		return row, err
 	}
-	if _, err := q.Participant(ctx, id, name); errors.Is(err, store.ErrNotFound) {
-		return row, ErrSessionNotFound
-	} else if err != nil {
+	if ok, err := mayViewSession(ctx, q, id, name); err != nil {
 		return row, err
+	} else if !ok {
+		return row, ErrSessionNotFound
 	}
 	return row, nil
 }

@@ -386,3 +386,69 @@ func prefixed(prefix, cols string) string {
 	}
 	return string(b)
 }
+
+// SessionsWithParticipant answers which of the sessions ids name takes part
+// in (a set of session ids; unknown ids are simply absent).
+func (q *Q) SessionsWithParticipant(ctx context.Context, name string, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := []any{name}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := q.Query(ctx, `SELECT session_id FROM session_participants WHERE name = ? AND session_id IN (`+
+		InPlaceholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// PlatformBinding is a mail session bound to a platform session of its
+// agent (mail_sessions.platform_session_id, B-3.3).
+type PlatformBinding struct {
+	AgentName  string
+	PlatformID string
+	SessionID  string
+}
+
+// SessionsBoundTo answers the mail sessions bound to any of the platform
+// session ids, most recently active first. Callers match AgentName too: a
+// platform id names a session of one agent's platform only.
+func (q *Q) SessionsBoundTo(ctx context.Context, platformIDs []string) ([]PlatformBinding, error) {
+	var args []any
+	for _, id := range platformIDs {
+		if id != "" {
+			args = append(args, id)
+		}
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	rows, err := q.Query(ctx, `SELECT agent_name, platform_session_id, session_id FROM mail_sessions
+		WHERE platform_session_id <> '' AND platform_session_id IN (`+InPlaceholders(len(args))+`)
+		ORDER BY last_activity DESC, session_id DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PlatformBinding
+	for rows.Next() {
+		var b PlatformBinding
+		if err := rows.Scan(&b.AgentName, &b.PlatformID, &b.SessionID); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// Membership and visibility (issue 12, docs/SECURITY.md "Principals").
+//
+// A session's participants are who the gateway put there: its creator, the
+// recipients of the mail that opened it, and whoever a participant writes
+// to in it (to and cc). Nobody joins a session by naming its alias: a mail
+// to an alias from someone who takes no part in that session answers what
+// an unknown alias answers (404 alias_not_found, nothing created), and so
+// do address resolution, suggestions and every other read.
+//
+// visibleSessions is the one place that decides which sessions a principal
+// may see, write into and decide in. Every other rule (sessionFor, the
+// alias lookup of a send, address resolution, the platform-session mirror,
+// permission requests) asks it. Delegated sessions, visible to the people
+// of their origin session without making them participants, are to be
+// added here.
+
+// visibleSessions answers which of the session ids the principal named
+// viewer (a person's username or an agent's name) may see: today exactly
+// the sessions viewer takes part in. Unknown ids are absent from the set,
+// so "unknown" and "not yours" cannot be told apart.
+func visibleSessions(ctx context.Context, q *store.Q, viewer string, ids []string) (map[string]bool, error) {
+	return q.SessionsWithParticipant(ctx, viewer, ids)
+}
+
+// mayViewSession reports whether viewer may see the session id (see
+// visibleSessions); an unknown id is false.
+func mayViewSession(ctx context.Context, q *store.Q, id, viewer string) (bool, error) {
+	set, err := visibleSessions(ctx, q, viewer, []string{id})
+	if err != nil {
+		return false, err
+	}
+	return set[id], nil
+}
+
+// mayUseUnboundPlatformSession reports whether p may see and address a
+// mirrored platform session of agent that no mail session is bound to (a
+// conversation someone started in the platform's own interface): admins
+// only. People an admin allows for an agent are to be added here.
+func mayUseUnboundPlatformSession(p *Principal, agent string) bool {
+	_ = agent
+	return p.IsAdmin()
+}
+
+// mirrorSession decides what a mail from p to the mirrored platform
+// session ps (W-3) reaches. Bound to mail sessions: the most recently
+// active one p may see (bound set), else ErrNotFound (not p's). Unbound:
+// bound is nil when p may open a mail session on it
+// (mayUseUnboundPlatformSession), else ErrNotFound.
+func mirrorSession(ctx context.Context, q *store.Q, p *Principal, ps store.PlatformSessionRow) (bound *store.SessionRow, err error) {
+	binds, err := q.SessionsBoundTo(ctx, []string{ps.PlatformID})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, b := range binds {
+		if b.AgentName == ps.AgentName {
+			ids = append(ids, b.SessionID)
+		}
+	}
+	if len(ids) == 0 {
+		if !mayUseUnboundPlatformSession(p, ps.AgentName) {
+			return nil, store.ErrNotFound
+		}
+		return nil, nil
+	}
+	vis, err := visibleSessions(ctx, q, p.Name, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids { // most recently active first
+		if vis[id] {
+			sess, err := q.GetSession(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return &sess, nil
+		}
+	}
+	return nil, store.ErrNotFound
+}
+
+// visibleMirror filters mirrored platform sessions to those p may see: a
+// bound one when p may see one of its mail sessions, an unbound one when
+// mayUseUnboundPlatformSession allows it.
+func visibleMirror(ctx context.Context, q *store.Q, p *Principal, list []store.PlatformSessionRow) ([]store.PlatformSessionRow, error) {
+	if len(list) == 0 {
+		return list, nil
+	}
+	pids := make([]string, 0, len(list))
+	for _, ps := range list {
+		pids = append(pids, ps.PlatformID)
+	}
+	binds, err := q.SessionsBoundTo(ctx, pids)
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ agent, pid string }
+	boundTo := map[key][]string{}
+	var ids []string
+	for _, b := range binds {
+		k := key{b.AgentName, b.PlatformID}
+		boundTo[k] = append(boundTo[k], b.SessionID)
+		ids = append(ids, b.SessionID)
+	}
+	vis, err := visibleSessions(ctx, q, p.Name, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := list[:0:0]
+	for _, ps := range list {
+		sessions, isBound := boundTo[key{ps.AgentName, ps.PlatformID}]
+		ok := !isBound && mayUseUnboundPlatformSession(p, ps.AgentName)
+		for _, id := range sessions {
+			ok = ok || vis[id]
+		}
+		if ok {
+			out = append(out, ps)
+		}
+	}
+	return out, nil
+}
