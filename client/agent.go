@@ -131,15 +131,16 @@ func (c *Client) GetPermission(ctx context.Context, mailID string) (*Permission,
 	return &out, nil
 }
 
-// Grants lists the agent's "always allow" grants (GET /api/v1/grants),
-// filtered by tool and scope when they are not empty.
-func (c *Client) Grants(ctx context.Context, tool, scope string) (*GrantList, error) {
+// Grants lists the "always allow" grants that apply to the agent's requests
+// in one session (GET /api/v1/grants?session_id=&tool=): those given by the
+// session's only person for the agent's workspace there; none in a session
+// with several people. sessionID is required (400 otherwise); tool filters
+// when it is not empty.
+func (c *Client) Grants(ctx context.Context, sessionID, tool string) (*GrantList, error) {
 	q := url.Values{}
+	q.Set("session_id", sessionID)
 	if tool != "" {
 		q.Set("tool", tool)
-	}
-	if scope != "" {
-		q.Set("scope", scope)
 	}
 	var out GrantList
 	if err := c.getJSON(ctx, apiPath("/grants"), q, &out); err != nil {

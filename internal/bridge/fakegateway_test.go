@@ -412,12 +412,12 @@ func (g *fakeGateway) permission(relayKey string) *client.Permission {
 	return nil
 }
 
-func (g *fakeGateway) Grants(ctx context.Context, tool, scope string) (*client.GrantList, error) {
+func (g *fakeGateway) Grants(ctx context.Context, sessionID, tool string) (*client.GrantList, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := &client.GrantList{}
 	for _, gr := range g.grants {
-		if (tool == "" || gr.Tool == tool) && (scope == "" || gr.Scope == scope) {
+		if tool == "" || gr.Tool == tool {
 			out.Grants = append(out.Grants, gr)
 		}
 	}

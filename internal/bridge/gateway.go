@@ -30,7 +30,7 @@ type Gateway interface {
 	// RequestPermission is POST /api/v1/permission/request (B-8, W-6).
 	RequestPermission(ctx context.Context, req client.PermissionRequest) (*client.Permission, error)
 	// Grants is GET /api/v1/grants?tool=&scope= ("always allow" records).
-	Grants(ctx context.Context, tool, scope string) (*client.GrantList, error)
+	Grants(ctx context.Context, sessionID, tool string) (*client.GrantList, error)
 	// GetSession is GET /api/v1/sessions/{id} (B-3.3: the bound platform
 	// session id survives a bridge restart there).
 	GetSession(ctx context.Context, id string) (*client.Session, error)

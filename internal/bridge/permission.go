@@ -84,7 +84,7 @@ func (p *permissions) ask(ctx context.Context, sc askScope, ask PermissionAsk) P
 		log.Error("permission ask without a platform id: refused (B-8.1 needs one)")
 		return deny("Refused: the platform gave this permission ask no id, so no decision could be matched to it.")
 	}
-	if p.granted(ctx, ask.ToolName, sc.workspace) {
+	if p.granted(ctx, sc.sessionID, ask.ToolName, sc.workspace) {
 		log.Info("permission ask allowed by an always-allow grant", "scope", sc.workspace)
 		return PermissionAnswer{Allow: true}
 	}
@@ -124,17 +124,19 @@ func (p *permissions) ask(ctx context.Context, sc askScope, ask PermissionAsk) P
 	}
 }
 
-// granted asks the gateway for an "always allow" grant; any error means no.
-func (p *permissions) granted(ctx context.Context, tool, scope string) bool {
-	if tool == "" {
+// granted asks the gateway for an "always allow" grant that applies in the
+// session (the gateway decides whose grants count there); any error means
+// no. The grant must also name this tool and the turn's workspace.
+func (p *permissions) granted(ctx context.Context, sessionID, tool, scope string) bool {
+	if tool == "" || sessionID == "" {
 		return false
 	}
-	gl, err := p.gw.Grants(ctx, tool, scope)
+	gl, err := p.gw.Grants(ctx, sessionID, tool)
 	if err != nil || gl == nil {
 		return false
 	}
 	for _, g := range gl.Grants {
-		if g.Tool == tool && (g.Scope == scope || g.Scope == "" || g.Scope == "*") {
+		if g.Tool == tool && g.Scope == scope {
 			return true
 		}
 	}

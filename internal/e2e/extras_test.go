@@ -357,8 +357,10 @@ func testPermissions(t *testing.T, bin string) {
 	_, err = e.alice.Decide(ctx, p4.MailID, client.DecideRequest{Decision: "yes"})
 	wantStatus(t, err, http.StatusConflict, "already_decided")
 
-	// "Always" becomes a grant (agent + tool + scope) the agent can query
-	// and a person can list and revoke.
+	// "Always" becomes alice's grant (agent + tool + workspace). In this
+	// session, which bob shares, it does not apply; in alice's own session
+	// with bot in the same directory it does; in carol's it does not. Only
+	// alice lists and revokes it.
 	p5 := ask("perm-5", "Write", nil)
 	if _, err := e.alice.Decide(ctx, p5.MailID, client.DecideRequest{Decision: "一直同意"}); err != nil {
 		t.Fatal(err)
@@ -366,21 +368,40 @@ func testPermissions(t *testing.T, bin string) {
 	if ev := decisionFor("perm-5"); !ev.Approved || !ev.Always {
 		t.Errorf("always event = %+v", ev)
 	}
-	gl, err := e.bot.Grants(ctx, "Write", "/work/proj")
-	if err != nil || len(gl.Grants) != 1 || gl.Grants[0].GrantedBy != "alice" {
-		t.Fatalf("grants = %+v, %v", gl, err)
+	if gl, err := e.bot.Grants(ctx, sent.SessionID, "Write"); err != nil || len(gl.Grants) != 0 {
+		t.Errorf("grants in a session with two people = %+v, %v", gl, err)
 	}
-	if mine, _ := e.carol.MeGrants(ctx); len(mine.Grants) != 0 {
-		t.Errorf("carol, outside the session, lists %d grants", len(mine.Grants))
+	solo := func(who *client.Client) string {
+		t.Helper()
+		r, err := who.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Subject: "alone", Body: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.SessionID
 	}
-	wantStatus(t, e.carol.MeDeleteGrant(ctx, gl.Grants[0].GrantID), http.StatusNotFound, "grant_not_found")
-	if mine, _ := e.bob.MeGrants(ctx); len(mine.Grants) != 1 {
-		t.Errorf("bob lists %d grants", len(mine.Grants))
+	aliceAlone := solo(e.alice)
+	gl, err := e.bot.Grants(ctx, aliceAlone, "Write")
+	if err != nil || len(gl.Grants) != 1 || gl.Grants[0].GrantedBy != "alice" || gl.Grants[0].Scope != "/work/proj" {
+		t.Fatalf("grants in alice's own session = %+v, %v", gl, err)
 	}
-	if err := e.bob.MeDeleteGrant(ctx, gl.Grants[0].GrantID); err != nil {
+	if theirs, err := e.bot.Grants(ctx, solo(e.carol), "Write"); err != nil || len(theirs.Grants) != 0 {
+		t.Errorf("alice's grant reaches carol's session: %+v, %v", theirs, err)
+	}
+	_, err = e.bot.Grants(ctx, "", "Write")
+	wantStatus(t, err, http.StatusBadRequest, "")
+	for _, other := range []*client.Client{e.bob, e.carol} {
+		if mine, _ := other.MeGrants(ctx); len(mine.Grants) != 0 {
+			t.Errorf("a person who did not give it lists %d grants", len(mine.Grants))
+		}
+		wantStatus(t, other.MeDeleteGrant(ctx, gl.Grants[0].GrantID), http.StatusNotFound, "grant_not_found")
+	}
+	if mine, _ := e.alice.MeGrants(ctx); len(mine.Grants) != 1 {
+		t.Errorf("alice lists %d grants", len(mine.Grants))
+	}
+	if err := e.alice.MeDeleteGrant(ctx, gl.Grants[0].GrantID); err != nil {
 		t.Fatal(err)
 	}
-	if gl, _ := e.bot.Grants(ctx, "", ""); len(gl.Grants) != 0 {
+	if gl, _ := e.bot.Grants(ctx, aliceAlone, ""); len(gl.Grants) != 0 {
 		t.Errorf("grant still there after revoking: %+v", gl)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -116,7 +117,8 @@ func permissionNotFound() error {
 // the session → 409 "no_person_to_decide" with a suggestion (seed 003).
 // Options default to DefaultPermissionOptions; the canonical hash of
 // tool_input is stored as args_hash and ToolSummary(tool, tool_input) as
-// tool_summary; scope defaults to the agent's path in the session;
+// tool_summary; scope defaults to the agent's path in the session and must
+// lie inside it (requestScope);
 // expires_at must lie in the future. The request mail's parent is the
 // newest mail of the session addressed to the agent (none: no parent), so
 // it sits in the conversation tree under the work it interrupts.
@@ -211,9 +213,9 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 				fmt.Sprintf("no person takes part in session %q, so nobody can decide this request", sess.Alias),
 				"do not run the action; explain in your reply what you would do and why, or ask a person to join the session")
 		}
-		scope := req.Scope
-		if scope == "" {
-			scope = from.Workspace
+		scope, err := requestScope(req.Scope, from.Workspace)
+		if err != nil {
+			return err
 		}
 		var expires *time.Time
 		if req.ExpiresAt != nil {
@@ -276,6 +278,27 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 
 // permissionMailBody is the Markdown body of a request mail: the question,
 // the context, the exact tool call (B-8.4) and how to answer.
+// requestScope answers the scope a permission request shows: the agent's
+// workspace in the session when the agent sends none, else the agent's
+// scope, which must be the workspace or lie inside it (400 field scope). An
+// agent without a workspace may not name a scope. Grants never take this
+// value: their scope is the workspace (issue 12 point 3).
+func requestScope(asked, workspace string) (string, error) {
+	if asked == "" {
+		return workspace, nil
+	}
+	clean := path.Clean(asked)
+	if workspace != "" && (clean == workspace || strings.HasPrefix(clean, strings.TrimSuffix(workspace, "/")+"/")) {
+		return clean, nil
+	}
+	where := fmt.Sprintf("the agent's workspace in this session (%s)", workspace)
+	if workspace == "" {
+		where = "a workspace, and the agent has none in this session"
+	}
+	return "", Invalid("scope", fmt.Sprintf("scope %q lies outside %s", asked, where),
+		"leave scope out: a request is about the session's workspace")
+}
+
 func permissionMailBody(req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
 	var b strings.Builder
 	b.WriteString(req.Question)
@@ -476,20 +499,20 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 	if err != nil {
 		return nil, err
 	}
+	agentWS := ""
+	if pt, err := tx.Participant(ctx, sess.SessionID, row.AgentName); err == nil {
+		agentWS = pt.Workspace
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
 	decisionMailID := in.mailID
 	if decisionMailID == "" {
-		agentWS := ""
-		if pt, err := tx.Participant(ctx, sess.SessionID, row.AgentName); err == nil {
-			agentWS = pt.Workspace
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
 		reqMail, err := tx.GetMail(ctx, row.MailID)
 		if err != nil {
 			return nil, err
 		}
 		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: row.MailID, From: in.from,
-			Subject: replySubject(reqMail.Subject), Body: decisionMailBody(in, approved, always, row),
+			Subject: replySubject(reqMail.Subject), Body: decisionMailBody(in, approved, always, row, agentWS),
 			MailType:   client.MailTypePermissionDecision,
 			Recipients: []Party{{Name: row.AgentName, Kind: store.KindAgent, Workspace: agentWS, Role: "to"}}})
 		if err != nil {
@@ -506,9 +529,11 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 	if !ok {
 		return nil, errDecisionLost
 	}
-	if always && row.Tool != "" {
+	if always && grantable(row, agentWS) {
+		// The grant's scope is the agent's workspace in the session as the
+		// gateway knows it, never the scope the agent sent.
 		if _, err := tx.InsertGrant(ctx, store.GrantRow{GrantID: store.NewID(), AgentName: row.AgentName, Tool: row.Tool,
-			Scope: row.Scope, SessionID: row.SessionID, GrantedBy: in.decidedBy, MailID: row.MailID, CreatedAt: tx.Now}); err != nil {
+			Scope: agentWS, SessionID: row.SessionID, GrantedBy: in.decidedBy, MailID: row.MailID, CreatedAt: tx.Now}); err != nil {
 			return nil, err
 		}
 	}
@@ -542,13 +567,16 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 
 // decisionMailBody is the body of a decision mail written by the gateway
 // (API decisions and timeouts).
-func decisionMailBody(in decisionInput, approved, always bool, row store.PermissionRow) string {
+func decisionMailBody(in decisionInput, approved, always bool, row store.PermissionRow, agentWS string) string {
 	var b strings.Builder
 	switch {
 	case in.via == DecidedViaTimeout:
 		b.WriteString("Denied: nobody decided before the request expired.")
-	case always && row.Tool != "":
-		fmt.Fprintf(&b, "Approved, always: %s may use `%s` in `%s` from now on.", row.AgentName, row.Tool, row.Scope)
+	case always && grantable(row, agentWS):
+		fmt.Fprintf(&b, "Approved, always: %s may use `%s` in `%s` from now on, without asking, in sessions where %s is the only person.",
+			row.AgentName, row.Tool, agentWS, in.decidedBy)
+	case always:
+		b.WriteString("Approved once: no always-allow grant was stored, because the request names no tool or the agent has no workspace in this session.")
 	case approved:
 		b.WriteString("Approved.")
 	default:
@@ -705,26 +733,66 @@ func grantView(g store.GrantRow) client.Grant {
 		GrantedBy: g.GrantedBy, MailID: g.MailID, CreatedAt: g.CreatedAt}
 }
 
-// AgentGrants answers the agent's own "always allow" grants, filtered by
-// tool and scope when given (GET /grants).
-func (s *Service) AgentGrants(ctx context.Context, p *Principal, tool, scope string) (*client.GrantList, error) {
-	rows, err := s.Read().Grants(ctx, store.GrantFilter{AgentName: p.Name, Tool: tool, Scope: scope})
+// grantable tells whether an "always" decision on row can store a grant:
+// the request names its tool and the agent has a workspace in the session,
+// which becomes the grant's scope.
+func grantable(row store.PermissionRow, agentWS string) bool {
+	return row.Tool != "" && agentWS != ""
+}
+
+// SessionGrants answers the always-allow grants that apply to the agent's
+// requests in one session (GET /grants?session_id=&tool=; tool optional),
+// issue 12 point 3: a grant applies only where the person who gave it is
+// the only person of the session, for this agent, and for the agent's
+// workspace in that session. In a session with no person or with several,
+// none apply and the people there are asked. session_id is required (400);
+// a session the agent does not take part in answers 404 session_not_found.
+func (s *Service) SessionGrants(ctx context.Context, p *Principal, sessionID, tool string) (*client.GrantList, error) {
+	if !p.IsAgent() {
+		return nil, Forbidden("agent_only", "grants are looked up by agents for their own requests", "people list their grants with GET /api/v1/me/grants")
+	}
+	sessionID = strings.TrimSpace(sessionID)
+	if sessionID == "" {
+		return nil, Invalid("session_id", "session_id is required", "send the session_id of the mail the agent is working on")
+	}
+	out := &client.GrantList{Grants: []client.Grant{}}
+	q := s.Read()
+	if _, err := sessionFor(ctx, q, sessionID, p.Name); err != nil {
+		return nil, err
+	}
+	parts, err := q.Participants(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	out := &client.GrantList{Grants: []client.Grant{}}
+	var people []string
+	workspace := ""
+	for _, pt := range parts {
+		switch {
+		case pt.Kind == store.KindPerson:
+			people = append(people, pt.Name)
+		case pt.Name == p.Name:
+			workspace = pt.Workspace
+		}
+	}
+	if len(people) != 1 || workspace == "" {
+		return out, nil
+	}
+	rows, err := q.Grants(ctx, store.GrantFilter{AgentName: p.Name, Tool: tool, Scope: workspace, GrantedBy: people[0]})
+	if err != nil {
+		return nil, err
+	}
 	for _, g := range rows {
 		out.Grants = append(out.Grants, grantView(g))
 	}
 	return out, nil
 }
 
-// PersonGrants answers the grants made in sessions the person takes part in
-// (admins: every grant) (GET /me/grants).
+// PersonGrants answers the grants the person gave (admins: every grant)
+// (GET /me/grants).
 func (s *Service) PersonGrants(ctx context.Context, p *Principal) (*client.GrantList, error) {
 	f := store.GrantFilter{}
 	if !p.IsAdmin() {
-		f.Participant = p.Name
+		f.GrantedBy = p.Name
 	}
 	rows, err := s.Read().Grants(ctx, f)
 	if err != nil {
@@ -737,8 +805,8 @@ func (s *Service) PersonGrants(ctx context.Context, p *Principal) (*client.Grant
 	return out, nil
 }
 
-// RevokeGrant deletes a grant the person can see (DELETE /me/grants/{id});
-// any other id is a 404.
+// RevokeGrant deletes a grant the person gave (admins: any grant)
+// (DELETE /me/grants/{id}); any other id is a 404 grant_not_found.
 func (s *Service) RevokeGrant(ctx context.Context, p *Principal, id string) error {
 	return s.Write(ctx, func(tx *Tx) error {
 		g, err := tx.GetGrant(ctx, id)
@@ -748,14 +816,8 @@ func (s *Service) RevokeGrant(ctx context.Context, p *Principal, id string) erro
 		if err != nil {
 			return err
 		}
-		if !p.IsAdmin() {
-			pt, err := tx.Participant(ctx, g.SessionID, p.Name)
-			if errors.Is(err, store.ErrNotFound) || (err == nil && pt.Kind != store.KindPerson) {
-				return grantNotFound()
-			}
-			if err != nil {
-				return err
-			}
+		if !p.IsAdmin() && g.GrantedBy != p.Name {
+			return grantNotFound()
 		}
 		_, err = tx.DeleteGrant(ctx, id)
 		if err == nil {

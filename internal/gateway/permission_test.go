@@ -268,10 +268,31 @@ func TestUnknownWordDenies(t *testing.T) {
 	}
 }
 
-func TestAlwaysStoresAGrantThatCanBeRevoked(t *testing.T) {
+// soloSession has person write to bot in /work/proj in a new session of
+// their own.
+func (e *extrasEnv) soloSession(person *Principal) *client.SendMailResponse {
+	e.t.Helper()
+	r, err := e.svc.Send(e.ctx, person, client.SendMailRequest{To: "bot@/work/proj.new", Subject: "work of " + person.Name, Body: "please"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// grantsIn answers the grants that apply to bot's Bash requests in a session.
+func (e *extrasEnv) grantsIn(sessionID string) []client.Grant {
+	e.t.Helper()
+	gl, err := e.svc.SessionGrants(e.ctx, e.bot, sessionID, "Bash")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return gl.Grants
+}
+
+func TestAlwaysGrantIsThePersonsAndAppliesOnlyWhereTheyAreAlone(t *testing.T) {
 	e := newExtrasEnv(t)
-	s := e.session()
-	p := e.request(s.SessionID, "perm-always")
+	mine := e.soloSession(e.alice)
+	p := e.request(mine.SessionID, "perm-always")
 	got, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "一直同意"})
 	if err != nil {
 		t.Fatal(err)
@@ -279,28 +300,69 @@ func TestAlwaysStoresAGrantThatCanBeRevoked(t *testing.T) {
 	if !got.Approved || !got.Always {
 		t.Fatalf("decided = %+v", got)
 	}
-	gl, err := e.svc.AgentGrants(e.ctx, e.bot, "Bash", "/work/proj")
+	gl := e.grantsIn(mine.SessionID)
+	if len(gl) != 1 || gl[0].Tool != "Bash" || gl[0].Scope != "/work/proj" || gl[0].GrantedBy != "alice" {
+		t.Fatalf("grants in alice's own session = %+v", gl)
+	}
+	// Another session of alice's alone with bot in the same directory: applies.
+	if again := e.grantsIn(e.soloSession(e.alice).SessionID); len(again) != 1 {
+		t.Errorf("alice's second session sees %d grants, want 1", len(again))
+	}
+	// carol's own session with the same agent in the same directory: alice's
+	// "always" does not reach it.
+	if theirs := e.grantsIn(e.soloSession(e.carol).SessionID); len(theirs) != 0 {
+		t.Errorf("carol's session is covered by alice's grant: %+v", theirs)
+	}
+	// A session alice shares with bob: the people there are asked.
+	if shared := e.grantsIn(e.session().SessionID); len(shared) != 0 {
+		t.Errorf("a session with two people is covered by a grant: %+v", shared)
+	}
+	if other, _ := e.svc.SessionGrants(e.ctx, e.bot, mine.SessionID, "Write"); len(other.Grants) != 0 {
+		t.Errorf("filter by tool returned %+v", other)
+	}
+	_, err = e.svc.SessionGrants(e.ctx, e.bot, "", "Bash")
+	wantCode(t, err, KindInvalid, "")
+
+	// The grant is listed and revoked by the person who gave it only.
+	if l, _ := e.svc.PersonGrants(e.ctx, e.alice); len(l.Grants) != 1 {
+		t.Errorf("alice lists %d grants, want 1", len(l.Grants))
+	}
+	for _, other := range []*Principal{e.bob, e.carol} {
+		if l, _ := e.svc.PersonGrants(e.ctx, other); len(l.Grants) != 0 {
+			t.Errorf("%s lists %d grants of alice's", other.Name, len(l.Grants))
+		}
+		wantCode(t, e.svc.RevokeGrant(e.ctx, other, gl[0].GrantID), KindNotFound, "grant_not_found")
+	}
+	if err := e.svc.RevokeGrant(e.ctx, e.alice, gl[0].GrantID); err != nil {
+		t.Fatal(err)
+	}
+	if left := e.grantsIn(mine.SessionID); len(left) != 0 {
+		t.Errorf("grant still applies after revoke: %+v", left)
+	}
+}
+
+func TestGrantScopeIsTheWorkspaceNotTheAgentsScope(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.soloSession(e.alice)
+	for _, scope := range []string{"/", "/work", "/work/project", "/work/proj/../other"} {
+		_, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Write?", SessionID: s.SessionID,
+			RelayKey: "scope-" + scope, Tool: "write_file", Scope: scope})
+		wantCode(t, err, KindInvalid, "")
+		if ae := AsError(err); ae == nil || ae.Field != "scope" {
+			t.Errorf("scope %q: error %v does not name the field scope", scope, err)
+		}
+	}
+	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Write?", SessionID: s.SessionID,
+		RelayKey: "scope-inside", Tool: "write_file", Scope: "/work/proj/src"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gl.Grants) != 1 || gl.Grants[0].Tool != "Bash" || gl.Grants[0].Scope != "/work/proj" || gl.Grants[0].GrantedBy != "alice" {
-		t.Fatalf("grants = %+v", gl)
-	}
-	if other, _ := e.svc.AgentGrants(e.ctx, e.bot, "Write", ""); len(other.Grants) != 0 {
-		t.Errorf("filter by tool returned %+v", other)
-	}
-	if mine, _ := e.svc.PersonGrants(e.ctx, e.bob); len(mine.Grants) != 1 {
-		t.Errorf("bob (in the session) sees %d grants", len(mine.Grants))
-	}
-	if theirs, _ := e.svc.PersonGrants(e.ctx, e.carol); len(theirs.Grants) != 0 {
-		t.Errorf("carol (outside) sees %d grants", len(theirs.Grants))
-	}
-	wantCode(t, e.svc.RevokeGrant(e.ctx, e.carol, gl.Grants[0].GrantID), KindNotFound, "grant_not_found")
-	if err := e.svc.RevokeGrant(e.ctx, e.bob, gl.Grants[0].GrantID); err != nil {
+	if _, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "always"}); err != nil {
 		t.Fatal(err)
 	}
-	if gl, _ := e.svc.AgentGrants(e.ctx, e.bot, "", ""); len(gl.Grants) != 0 {
-		t.Errorf("grant still there after revoke: %+v", gl)
+	l, _ := e.svc.PersonGrants(e.ctx, e.alice)
+	if len(l.Grants) != 1 || l.Grants[0].Scope != "/work/proj" {
+		t.Fatalf("grant = %+v, want scope /work/proj (the workspace)", l.Grants)
 	}
 }
 

@@ -39,7 +39,7 @@ var openAPIExtras = map[string]openAPIExtra{
 	"GET " + Prefix + "/me/permissions":         {Query: []OpenAPIParam{{Name: "status", Enum: []string{"pending", "decided", "all"}, Default: "pending"}}},
 	"GET " + Prefix + "/address/suggest":        {Query: []OpenAPIParam{{Name: "q", Description: "what was typed so far"}, oaLimit(10)}},
 	"GET " + Prefix + "/address/resolve":        {Query: []OpenAPIParam{{Name: "address", Required: true, Description: "name@path.session"}}},
-	"GET " + Prefix + "/grants":                 {Query: []OpenAPIParam{{Name: "tool"}, {Name: "scope"}}},
+	"GET " + Prefix + "/grants":                 {Query: []OpenAPIParam{{Name: "session_id"}, {Name: "tool"}}},
 	"POST " + Prefix + "/attachments":           oaUpload,
 	"POST " + Prefix + "/me/attachments":        oaUpload,
 	"GET " + Prefix + "/mail/inbox": {Query: []OpenAPIParam{

@@ -16,13 +16,13 @@ func init() {
 			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handlePermissionRequest},
 		Route{Method: "GET", Path: p + "/permission/{mail_id}", Auth: AuthAgent, Summary: "The state of one of the agent's permission requests",
 			Response: client.Permission{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetPermission},
-		Route{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The agent's always-allow grants",
+		Route{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The always-allow grants that apply to the agent in one session",
 			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAgentGrants},
 		Route{Method: "GET", Path: p + "/me/permissions", Auth: AuthPerson, Summary: "Permission requests addressed to the person",
 			Response: client.PermissionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleMyPermissions},
 		Route{Method: "POST", Path: p + "/me/permission/{mail_id}/decide", Auth: AuthPerson, Summary: "Decide a permission request; the first decision wins",
 			Request: client.DecideRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleDecide},
-		Route{Method: "GET", Path: p + "/me/grants", Auth: AuthPerson, Summary: "Grants in sessions the person takes part in (admins: all)",
+		Route{Method: "GET", Path: p + "/me/grants", Auth: AuthPerson, Summary: "The grants the person gave (admins: all)",
 			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMyGrants},
 		Route{Method: "DELETE", Path: p + "/me/grants/{grant_id}", Auth: AuthPerson, Summary: "Revoke a grant",
 			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeGrant},
@@ -53,7 +53,7 @@ func (s *Server) handleGetPermission(w http.ResponseWriter, r *http.Request) err
 
 func (s *Server) handleAgentGrants(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	out, err := s.svc.AgentGrants(r.Context(), PrincipalOf(r), q.Get("tool"), q.Get("scope"))
+	out, err := s.svc.SessionGrants(r.Context(), PrincipalOf(r), q.Get("session_id"), q.Get("tool"))
 	if err != nil {
 		return err
 	}

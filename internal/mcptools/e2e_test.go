@@ -224,3 +224,117 @@ func TestGateEndToEndWithTheRealGateway(t *testing.T) {
 		t.Errorf("want exactly 3 permission requests (the protected write asks nobody), got %d", len(l.Permissions))
 	}
 }
+
+// An "always" given by one person covers that person's own sessions with
+// the agent in that workspace and nobody else's (issue 12, point 3): bob's
+// grant lets claude run commands in bob's next turn without asking, while
+// carol's session with the same agent in the same directory still asks
+// carol, and only bob lists the grant.
+func TestAlwaysGrantCoversOnlyTheGrantingPersonsSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the gateway; skipped with -short")
+	}
+	const password = "admin-password-1"
+	url, dataDir := startGateway(t, password)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	admin := client.New(url)
+	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: password}); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	person := func(name string) *client.Client {
+		if _, err := admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: name, Password: name + "-password-1", Role: "user"}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		c := client.New(url)
+		if _, err := c.Login(ctx, client.LoginRequest{Username: name, Password: name + "-password-1"}); err != nil {
+			t.Fatalf("%s logs in: %v", name, err)
+		}
+		return c
+	}
+	bob, carol := person("bob"), person("carol")
+	key, err := admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "claude", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		t.Fatalf("create agent key: %v", err)
+	}
+	ws := realDir(t)
+	agent := client.New(url, client.WithToken(key.KeyToken))
+	if _, err := agent.Register(ctx, client.RegisterRequest{Name: "claude", Platform: "claude", Workspaces: []client.Workspace{{Name: "ws", Path: ws}}}); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	// turn starts the tool server of one turn in the session a person opened.
+	turn := func(from *client.Client, subject string) *mcpProcess {
+		sent, err := from.MeSend(ctx, client.SendMailRequest{To: "claude@" + ws + ".new", Subject: subject, Body: "work"})
+		if err != nil {
+			t.Fatalf("send %q: %v", subject, err)
+		}
+		p := startMCP(t, map[string]string{
+			"HOME":                         realDir(t),
+			"AGENTMAIL_GATEWAY_URL":        url,
+			"AGENTMAIL_AGENT_KEY":          key.KeyToken,
+			"AGENTMAIL_AGENT_NAME":         "claude",
+			"AGENTMAIL_SESSION_ID":         sent.SessionID,
+			"AGENTMAIL_MAIL_ID":            sent.MailID,
+			"AGENTMAIL_WORKSPACE":          ws,
+			"AGENTMAIL_PERMISSION_MODE":    "workspace",
+			"AGENTMAIL_PERMISSION_WAIT_MS": "120000",
+			"AGENTMAIL_DATA_DIR":           dataDir,
+		}, ws, agentmailBinary(t))
+		initProcess(t, p)
+		return p
+	}
+	run := func(p *mcpProcess, id int, command string) chan string {
+		ch := make(chan string, 1)
+		go func() {
+			text, isErr, err := p.callToolE(id, "run_command", map[string]any{"command": command})
+			switch {
+			case err != nil:
+				ch <- "error: " + err.Error()
+			case isErr:
+				ch <- "refused: " + text
+			default:
+				ch <- "ran"
+			}
+		}()
+		return ch
+	}
+
+	// bob answers "always" in his own session.
+	mine := turn(bob, "bob's work")
+	ch := run(mine, 1, "touch bob-1")
+	if perm := decideNext(t, bob, "always"); !perm.Approved || !perm.Always {
+		t.Fatalf("bob's decision = %+v", perm)
+	}
+	if got := <-ch; got != "ran" {
+		t.Fatalf("bob's approved command: %s", got)
+	}
+	// bob's next session with claude in the same directory: no question.
+	again := turn(bob, "bob's next work")
+	if got := <-run(again, 1, "touch bob-2"); got != "ran" {
+		t.Fatalf("bob's granted command: %s", got)
+	}
+	assertContent(t, filepath.Join(ws, "bob-2"), "")
+	if l, _ := bob.MePermissions(ctx, "all"); len(l.Permissions) != 1 {
+		t.Errorf("bob was asked %d times, want once", len(l.Permissions))
+	}
+
+	// carol's session with the same agent in the same directory asks carol.
+	theirs := turn(carol, "carol's work")
+	ch = run(theirs, 1, "touch carol-1")
+	if perm := decideNext(t, carol, "deny"); perm.Approved || perm.Tool != "run_command" {
+		t.Errorf("carol's decision = %+v", perm)
+	}
+	if got := <-ch; !strings.HasPrefix(got, "refused") {
+		t.Errorf("carol's denied command: %s", got)
+	}
+	assertAbsent(t, filepath.Join(ws, "carol-1"))
+
+	// The grant is bob's: listed by him, not by carol.
+	if l, err := bob.MeGrants(ctx); err != nil || len(l.Grants) != 1 || l.Grants[0].Scope != ws || l.Grants[0].GrantedBy != "bob" {
+		t.Errorf("bob's grants = %+v, %v", l, err)
+	}
+	if l, err := carol.MeGrants(ctx); err != nil || len(l.Grants) != 0 {
+		t.Errorf("carol's grants = %+v, %v", l, err)
+	}
+}

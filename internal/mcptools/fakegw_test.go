@@ -208,7 +208,7 @@ func (fg *fakeGateway) serve(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		var out []client.Grant
 		for _, g := range fg.grants {
-			if (q.Get("tool") == "" || q.Get("tool") == g.Tool) && (q.Get("scope") == "" || q.Get("scope") == g.Scope) {
+			if q.Get("session_id") != "" && (q.Get("tool") == "" || q.Get("tool") == g.Tool) {
 				out = append(out, g)
 			}
 		}

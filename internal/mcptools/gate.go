@@ -57,7 +57,7 @@ func ParseTier(s string) (Tier, error) {
 type PermissionAPI interface {
 	RequestPermission(ctx context.Context, req client.PermissionRequest) (*client.Permission, error)
 	GetPermission(ctx context.Context, mailID string) (*client.Permission, error)
-	Grants(ctx context.Context, tool, scope string) (*client.GrantList, error)
+	Grants(ctx context.Context, sessionID, tool string) (*client.GrantList, error)
 }
 
 // Default wait bounds of the gate.
@@ -220,7 +220,7 @@ func (g *Gate) Authorize(ctx context.Context, req GateRequest) (Approval, error)
 		return Approval{}, refuse(false, "%s needs a person's approval in permission tier workspace, but this tool server has no mail session (AGENTMAIL_SESSION_ID is empty), so there is nobody to ask: nothing was run or written.", req.Tool)
 	}
 
-	if gl, err := g.API.Grants(ctx, req.Tool, g.Scope); err == nil {
+	if gl, err := g.API.Grants(ctx, g.SessionID, req.Tool); err == nil {
 		for _, gr := range gl.Grants {
 			if gr.Tool == req.Tool && gr.Scope == g.Scope {
 				g.log().Info("gate: allowed by grant", "tool", req.Tool, "grant_id", gr.GrantID, "session_id", g.SessionID)

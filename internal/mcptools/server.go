@@ -141,8 +141,8 @@ func (g gateAPI) GetPermission(ctx context.Context, mailID string) (*client.Perm
 	return g.s.gateway().GetPermission(ctx, mailID)
 }
 
-func (g gateAPI) Grants(ctx context.Context, tool, scope string) (*client.GrantList, error) {
-	return g.s.gateway().Grants(ctx, tool, scope)
+func (g gateAPI) Grants(ctx context.Context, sessionID, tool string) (*client.GrantList, error) {
+	return g.s.gateway().Grants(ctx, sessionID, tool)
 }
 
 func (s *Server) gateway() Gateway {

@@ -228,11 +228,11 @@ type GrantRow struct {
 
 const grantCols = `grant_id, agent_name, tool, scope, session_id, granted_by, mail_id, created_at`
 
-// InsertGrant stores a grant; when the same agent + tool + scope is granted
-// already it keeps the earlier one and answers false.
+// InsertGrant stores a grant; when the same person granted the same agent +
+// tool + scope already it keeps the earlier one and answers false.
 func (q *Q) InsertGrant(ctx context.Context, g GrantRow) (bool, error) {
 	res, err := q.Exec(ctx, `INSERT INTO permission_grants (`+grantCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (agent_name, tool, scope) DO NOTHING`,
+		ON CONFLICT (agent_name, tool, scope, granted_by) DO NOTHING`,
 		g.GrantID, g.AgentName, g.Tool, g.Scope, g.SessionID, g.GrantedBy, g.MailID, Millis(g.CreatedAt))
 	if err != nil {
 		return false, err
@@ -241,13 +241,13 @@ func (q *Q) InsertGrant(ctx context.Context, g GrantRow) (bool, error) {
 	return n == 1, err
 }
 
-// GrantFilter selects grants; empty fields do not filter. Participant, when
-// set, keeps only grants made in sessions that name takes part in.
+// GrantFilter selects grants; empty fields do not filter. GrantedBy keeps
+// the grants one person gave.
 type GrantFilter struct {
-	AgentName   string
-	Tool        string
-	Scope       string
-	Participant string
+	AgentName string
+	Tool      string
+	Scope     string
+	GrantedBy string
 }
 
 // Grants answers the grants matching f, newest first.
@@ -263,9 +263,8 @@ func (q *Q) Grants(ctx context.Context, f GrantFilter) ([]GrantRow, error) {
 	if f.Scope != "" {
 		conds, args = append(conds, "g.scope = ?"), append(args, f.Scope)
 	}
-	if f.Participant != "" {
-		conds = append(conds, "EXISTS (SELECT 1 FROM session_participants sp WHERE sp.session_id = g.session_id AND sp.name = ?)")
-		args = append(args, f.Participant)
+	if f.GrantedBy != "" {
+		conds, args = append(conds, "g.granted_by = ?"), append(args, f.GrantedBy)
 	}
 	query := `SELECT ` + prefixed("g.", grantCols) + ` FROM permission_grants g`
 	if len(conds) > 0 {

@@ -538,10 +538,10 @@ func TestQueriesPermissionsFirstDecisionWins(t *testing.T) {
 		}
 		return nil
 	})
-	if l, err := r.Grants(ctx, store.GrantFilter{AgentName: "dsh", Tool: "run_command", Scope: "rm", Participant: "ann"}); err != nil || len(l) != 1 {
+	if l, err := r.Grants(ctx, store.GrantFilter{AgentName: "dsh", Tool: "run_command", Scope: "rm", GrantedBy: "ann"}); err != nil || len(l) != 1 {
 		t.Fatalf("Grants = %+v, %v", l, err)
 	}
-	if l, err := r.Grants(ctx, store.GrantFilter{Participant: "stranger"}); err != nil || len(l) != 0 {
+	if l, err := r.Grants(ctx, store.GrantFilter{GrantedBy: "stranger"}); err != nil || len(l) != 0 {
 		t.Fatalf("Grants for a stranger = %+v, %v", l, err)
 	}
 	if g, err := r.GetGrant(ctx, "g1"); err != nil || !g.CreatedAt.Equal(at(5)) {
