@@ -173,3 +173,101 @@ describe('renderMarkdown', () => {
     expect(out).toBe('line1<br>line2 &amp; <b>b</b>')
   })
 })
+
+// Mail content must not restyle or position page elements: the page's own
+// Tailwind classes (`fixed inset-0 z-50`) would otherwise let a mail cover
+// the page with a link or a fake screen.
+describe('renderMarkdown keeps no styling or positioning from mail content', () => {
+  const attrsOf = (html: string) => {
+    host.innerHTML = html
+    return Array.from(host.querySelectorAll('*')).flatMap((el) =>
+      Array.from(el.attributes).map((a) => `${el.tagName.toLowerCase()}[${a.name}]`),
+    )
+  }
+
+  it('drops class from the page-covering link payload', () => {
+    host.innerHTML = renderMarkdown('<a class="fixed inset-0 z-50" href="http://phish.example/phish"> </a>All tests pass.')
+    const a = host.querySelector('a')!
+    expect(a.hasAttribute('class')).toBe(false)
+    expect(a.getAttribute('href')).toBe('http://phish.example/phish')
+    expect(host.textContent).toContain('All tests pass.')
+  })
+
+  it('drops class from the fake-screen payload', () => {
+    host.innerHTML = renderMarkdown('<span class="fixed inset-0 z-50 bg-white">Everything is fine.</span>')
+    expect(host.querySelector('[class]')).toBeNull()
+    expect(host.textContent).toContain('Everything is fine.')
+  })
+
+  it.each([
+    ['class', '<p class="fixed inset-0">x</p><code class="language-go">y</code><span class="z-50">z</span>'],
+    ['style', '<p style="position:fixed;inset:0">x</p><span style="z-index:99">y</span><a href="/x" style="top:0">z</a>'],
+    ['id', '<p id="root">x</p><a id="nav-inbox" href="/x">y</a><span id="logout">z</span>'],
+    ['name', '<a name="x" href="/x">y</a><img name="getElementById" src="data:image/png;base64,AAAA">'],
+    ['popover', '<p popover="manual">x</p><span popover>y</span>'],
+    ['popovertarget', '<a popovertarget="x" href="/x">y</a>'],
+    ['open', '<dialog open>x</dialog><details open>y</details>'],
+    ['tabindex', '<span tabindex="1">x</span>'],
+    ['hidden', '<p hidden>x</p>'],
+    ['width', '<img src="data:image/png;base64,AAAA" width="5000" height="5000">'],
+    ['form', '<input type="checkbox" form="f">'],
+    ['dir', '<p dir="rtl">x</p>'],
+  ])('removes %s wherever it is', (attr, payload) => {
+    expect(attrsOf(renderMarkdown(payload)).filter((a) => a.endsWith(`[${attr}]`))).toEqual([])
+  })
+
+  it.each([
+    ['style', '<style>.md-body{position:fixed}</style>x'],
+    ['link', '<link rel="stylesheet" href="/assets/x.css">x'],
+    ['base', '<base href="http://phish.example/">x'],
+    ['form', '<form action="http://phish.example/"><input type="text" name="password"></form>x'],
+    ['dialog', '<dialog open>x</dialog>'],
+    ['details', '<details open><summary>s</summary>x</details>'],
+    ['svg', '<svg><foreignObject width="9999" height="9999"><div>x</div></foreignObject></svg>'],
+    ['foreignobject', '<foreignObject><p>x</p></foreignObject>'],
+    ['button', '<button>x</button>'],
+    ['textarea', '<textarea>x</textarea>'],
+    ['select', '<select><option>x</option></select>'],
+    ['label', '<label>x</label>'],
+    ['iframe', '<iframe src="/"></iframe>x'],
+  ])('removes <%s>', (tag, payload) => {
+    host.innerHTML = renderMarkdown(payload)
+    expect(host.querySelector(tag)).toBeNull()
+  })
+
+  it('keeps only read-only checkboxes of all inputs', () => {
+    host.innerHTML = renderMarkdown(
+      '<input type="text" value="x"><input type="password"><input type="submit"><input type="image" src="x"><input type="checkbox" checked>',
+    )
+    const inputs = host.querySelectorAll('input')
+    expect(inputs).toHaveLength(1)
+    expect(inputs[0].type).toBe('checkbox')
+    expect(inputs[0].disabled).toBe(true)
+  })
+
+  it('sets target itself: a mail cannot point a link at the page', () => {
+    host.innerHTML = renderMarkdown('<a href="/inbox" target="_top">x</a><a href="/inbox" target="_self">y</a><span target="_self">z</span>')
+    const links = host.querySelectorAll('a')
+    expect(links).toHaveLength(2)
+    links.forEach((a) => expect(a.getAttribute('target')).toBe('_blank'))
+    expect(host.querySelector('span')?.hasAttribute('target')).toBe(false)
+  })
+
+  it('binds attributes to their tags: align on table cells only, with GFM values', () => {
+    host.innerHTML = renderMarkdown('| a | b |\n|:-:|--:|\n| 1 | 2 |')
+    expect(host.querySelector('th')?.getAttribute('align')).toBe('center')
+    expect(host.querySelector('td:last-child')?.getAttribute('align')).toBe('right')
+    const attrs = attrsOf(
+      renderMarkdown(
+        '<table align="left"><tr><td align="justify">x</td></tr></table><p align="center">y</p><img align="left" src="data:image/png;base64,AAAA"><span href="/x" src="/y" type="checkbox" start="3" checked>z</span>',
+      ),
+    )
+    expect(attrs).toEqual(['img[src]'])
+  })
+
+  it('keeps the ordered-list start and image alt', () => {
+    host.innerHTML = renderMarkdown('3. three\n4. four\n\n<img src="data:image/png;base64,AAAA" alt="pic">')
+    expect(host.querySelector('ol')?.getAttribute('start')).toBe('3')
+    expect(host.querySelector('img')?.getAttribute('alt')).toBe('pic')
+  })
+})

@@ -14,7 +14,39 @@ const ALLOWED_TAGS = [
   'hr', 'i', 'img', 'input', 'li', 'ol', 'p', 'pre', 's', 'span', 'strong', 'sub', 'sup',
   'table', 'tbody', 'td', 'th', 'thead', 'tr', 'ul',
 ]
-const ALLOWED_ATTR = ['href', 'title', 'src', 'alt', 'class', 'type', 'checked', 'disabled', 'align', 'start']
+// No `class`, `style` or `id`: a mail must not pick up the page's own
+// (Tailwind) classes such as `fixed inset-0 z-50`, set its own position or
+// look, or be the target of the page's fragment links and labels. Every
+// attribute is further bound to the tags it belongs to (ATTR_TAGS).
+const ALLOWED_ATTR = ['href', 'title', 'src', 'alt', 'type', 'checked', 'disabled', 'align', 'start']
+
+// ATTR_TAGS names, for each allowed attribute but `title`, the only tags that
+// may carry it; anywhere else it is removed.
+const ATTR_TAGS: Record<string, string[]> = {
+  href: ['A'],
+  src: ['IMG'],
+  alt: ['IMG'],
+  type: ['INPUT'],
+  checked: ['INPUT'],
+  disabled: ['INPUT'],
+  align: ['TH', 'TD'],
+  start: ['OL'],
+}
+
+// Named again as forbidden so that a later edit of the lists above cannot let
+// them through: everything that can restyle, position or overlay page
+// elements, submit or capture input, or change where links go.
+const FORBID_TAGS = [
+  'style', 'link', 'base', 'meta', 'form', 'button', 'select', 'textarea', 'option', 'label',
+  'dialog', 'details', 'summary', 'svg', 'math', 'foreignobject', 'iframe', 'frame', 'object',
+  'embed', 'template', 'slot', 'portal', 'fencedframe',
+]
+const FORBID_ATTR = [
+  'class', 'style', 'id', 'name', 'target', 'popover', 'popovertarget', 'popovertargetaction',
+  'form', 'formaction', 'slot', 'is', 'part', 'exportparts', 'tabindex', 'accesskey', 'autofocus',
+  'contenteditable', 'draggable', 'hidden', 'inert', 'open', 'width', 'height', 'background',
+  'bgcolor', 'color', 'face', 'size', 'border', 'valign', 'nowrap', 'dir', 'lang',
+]
 
 // Links: http(s), mailto and same-page/relative targets only.
 const SAFE_URL = /^(?:https?:|mailto:|#|\/(?!\/)|\.{0,2}\/|[^:/?#]*(?:[/?#]|$))/i
@@ -24,6 +56,12 @@ let purifier: ReturnType<typeof DOMPurify> | null = null
 function getPurifier(): ReturnType<typeof DOMPurify> {
   if (purifier) return purifier
   const p = DOMPurify(window)
+  p.addHook('uponSanitizeAttribute', (node, data) => {
+    const tags = ATTR_TAGS[data.attrName]
+    if (tags && !tags.includes(node.nodeName)) data.keepAttr = false
+    // Table cells keep GFM's column alignment, nothing else.
+    if (data.attrName === 'align' && !/^(?:left|center|right)$/i.test(data.attrValue)) data.keepAttr = false
+  })
   p.addHook('afterSanitizeAttributes', (node) => {
     if (node.nodeName === 'A') {
       node.setAttribute('target', '_blank')
@@ -59,6 +97,8 @@ export function sanitizeHtml(html: string): string {
   return getPurifier().sanitize(html, {
     ALLOWED_TAGS,
     ALLOWED_ATTR,
+    FORBID_TAGS,
+    FORBID_ATTR,
     ALLOWED_URI_REGEXP: SAFE_URL,
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
