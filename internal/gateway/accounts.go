@@ -97,8 +97,12 @@ func (s *Service) BootstrapAdmin(ctx context.Context, username, password string)
 
 // CreateUser creates a person account (POST /admin/users). The name is
 // stored in lower case (NormalizeName) and claimed in the shared name
-// space: a clash with a person or an agent, in any case, is a 409; a
-// reserved name (ReservedNames, "admin") is a 400 reserved_name.
+// space: a clash with a person or an agent, in any case, is a 409
+// name_taken; a name that looks like an existing person's or agent's
+// (same NameSkeleton: "bоb", "ｂob" next to "bob") is a 409
+// name_confusable naming it; one mixing alphabets (NameScripts) is a 400
+// name_mixed_scripts; a reserved name (ReservedNames, "admin", or one
+// looking like them) is a 400 reserved_name.
 func (s *Service) CreateUser(ctx context.Context, req client.CreateUserRequest) (*client.User, error) {
 	return s.createUser(ctx, req, false)
 }
@@ -128,7 +132,7 @@ func (s *Service) createUser(ctx context.Context, req client.CreateUserRequest, 
 	}
 	var u store.UserRow
 	err = s.Write(ctx, func(tx *Tx) error {
-		ok, err := tx.ClaimName(ctx, req.Username, store.KindPerson, tx.Now)
+		ok, err := claimNewName(ctx, tx, "username", req.Username, store.KindPerson)
 		if err != nil {
 			return err
 		}

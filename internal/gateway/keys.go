@@ -229,7 +229,10 @@ func (s *Service) RevokeKey(ctx context.Context, kind, owner, keyID string) erro
 // created with the key when the name is new (stored in lower case,
 // NormalizeName; a reserved name is a 400 reserved_name naming
 // agent_name); a name used by a person is a 409, as is a token registered
-// before.
+// before. A new agent name that looks like an existing person's or agent's
+// ("аlpha", "ａlpha" next to "alpha") is a 409 name_confusable, one mixing
+// alphabets a 400 name_mixed_scripts (claimNewName); a key for an
+// existing agent is never refused for its name.
 func (s *Service) CreateAgentKey(ctx context.Context, req client.CreateAgentKeyRequest) (*client.CreatedKey, error) {
 	req.AgentName = NormalizeName(req.AgentName)
 	if err := address.ValidName(req.AgentName); err != nil {
@@ -293,7 +296,7 @@ func (s *Service) ensureAgentTx(ctx context.Context, tx *Tx, name string) error 
 	if err := checkReservedName("agent_name", name, false); err != nil {
 		return err
 	}
-	ok, err := tx.ClaimName(ctx, name, store.KindAgent, tx.Now)
+	ok, err := claimNewName(ctx, tx, "agent_name", name, store.KindAgent)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,10 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 		return nil, err
 	}
 	svc := gateway.New(st, cfg.Clock, cfg.Gateway, log)
+	if err := svc.BackfillNameSkeletons(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("look-alike name check: %w", err)
+	}
 	created, generated, err := svc.BootstrapAdmin(ctx, cfg.AdminUser, cfg.AdminPassword)
 	if err != nil {
 		st.Close()

@@ -20,8 +20,63 @@ const (
 // than a caught unique violation: on PostgreSQL a failed statement aborts
 // the whole transaction.
 func (q *Q) ClaimName(ctx context.Context, name, kind string, now time.Time) (bool, error) {
-	res, err := q.Exec(ctx, `INSERT INTO names (name, kind, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-		name, kind, Millis(now))
+	return q.ClaimNameSkeleton(ctx, name, "", kind, now)
+}
+
+// ClaimNameSkeleton is ClaimName storing the name's confusable skeleton
+// ("" stores NULL, no skeleton); it answers (false, nil) as well when
+// another name already has that skeleton (the names_skeleton index,
+// migration 0014).
+func (q *Q) ClaimNameSkeleton(ctx context.Context, name, skeleton, kind string, now time.Time) (bool, error) {
+	var skel any
+	if skeleton != "" {
+		skel = skeleton
+	}
+	res, err := q.Exec(ctx, `INSERT INTO names (name, kind, created_at, skeleton) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		name, kind, Millis(now), skel)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// NameBySkeleton answers the name and kind holding that confusable
+// skeleton, or ErrNotFound.
+func (q *Q) NameBySkeleton(ctx context.Context, skeleton string) (name, kind string, err error) {
+	err = q.QueryRow(ctx, `SELECT name, kind FROM names WHERE skeleton = ?`, skeleton).Scan(&name, &kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", ErrNotFound
+	}
+	return name, kind, err
+}
+
+// NamesWithoutSkeleton answers the claimed names whose skeleton is NULL,
+// oldest first (created_at, then name).
+func (q *Q) NamesWithoutSkeleton(ctx context.Context) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT name FROM names WHERE skeleton IS NULL ORDER BY created_at, name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// SetNameSkeleton stores the skeleton of a name that has none yet. It
+// answers false, changing nothing, when the name already has one or
+// another name holds that skeleton (two names that looked alike before
+// migration 0014: the later keeps NULL).
+func (q *Q) SetNameSkeleton(ctx context.Context, name, skeleton string) (bool, error) {
+	res, err := q.Exec(ctx, `UPDATE names SET skeleton = ? WHERE name = ? AND skeleton IS NULL
+		AND NOT EXISTS (SELECT 1 FROM names o WHERE o.skeleton = ?)`, skeleton, name, skeleton)
 	if err != nil {
 		return false, err
 	}
