@@ -259,9 +259,11 @@ func (s *Service) BackfillNameSkeletons(ctx context.Context) error {
 			ok, err = tx.SetNameSkeleton(ctx, n, skel)
 			return err
 		})
-		if err != nil {
+		if err != nil && !s.Store.Dialect().IsUniqueViolation(err) {
 			return fmt.Errorf("store the skeleton of name %q: %w", n, err)
 		}
+		// A unique violation: another replica starting at the same moment
+		// gave the skeleton to an older look-alike first.
 		if !ok {
 			if other, _, err := s.Read().NameBySkeleton(ctx, skel); err == nil && other != n {
 				s.Log.Warn("two names look alike; both were created before look-alike names were refused",
