@@ -23,6 +23,11 @@ const (
 	KindUnavailable              // 503: shutting down or database unreachable
 )
 
+// KindUnsupportedMedia (415) is a body in a media type the endpoint does not
+// read (POST /auth/login takes only application/json). It is numbered
+// apart from the list above so that kinds added there never collide with it.
+const KindUnsupportedMedia Kind = 415
+
 // Error is a typed domain error. Code is a stable machine word
 // ("alias_not_found", "budget_exhausted", ...); Message says what went wrong
 // and Suggestion what to do instead. Field names the request field at fault
@@ -97,6 +102,12 @@ func Conflict(code, message, suggestion string) *Error {
 // TooLarge is a 413.
 func TooLarge(code, message, suggestion string) *Error {
 	return &Error{Kind: KindTooLarge, Code: code, Message: message, Suggestion: suggestion}
+}
+
+// UnsupportedMedia is a 415: the request's Content-Type is not the one the
+// endpoint reads; Field is "Content-Type".
+func UnsupportedMedia(code, message, suggestion string) *Error {
+	return &Error{Kind: KindUnsupportedMedia, Code: code, Field: "Content-Type", Message: message, Suggestion: suggestion}
 }
 
 // RateLimited is a 429 with the wait.

@@ -10,6 +10,9 @@ import (
 )
 
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
+	if err := checkLoginRequest(r); err != nil { // logincsrf.go
+		return err
+	}
 	var req client.LoginRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err

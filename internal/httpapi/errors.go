@@ -39,6 +39,8 @@ func statusOf(k gateway.Kind) int {
 		return http.StatusTooManyRequests
 	case gateway.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case gateway.KindUnsupportedMedia:
+		return http.StatusUnsupportedMediaType
 	default:
 		return http.StatusInternalServerError
 	}

@@ -77,7 +77,7 @@ func coreRoutes() []Route {
 		{Method: "GET", Path: p + "/openapi.json", Auth: AuthNone, Summary: "This API's OpenAPI 3.1 description", Response: map[string]any{}, Status: 200, Errors: []int{500}, Handler: (*Server).handleOpenAPI},
 
 		// accounts (issue 8 item 1)
-		{Method: "POST", Path: p + "/auth/login", Auth: AuthNone, Summary: "Sign in; sets the HttpOnly session cookie", Request: client.LoginRequest{}, Response: client.LoginResponse{}, Status: 200, Errors: []int{400, 401, 429, 500}, Handler: (*Server).handleLogin},
+		{Method: "POST", Path: p + "/auth/login", Auth: AuthNone, Summary: "Sign in; sets the HttpOnly session cookie", Request: client.LoginRequest{}, Response: client.LoginResponse{}, Status: 200, Errors: []int{400, 401, 403, 415, 429, 500}, Handler: (*Server).handleLogin},
 		{Method: "POST", Path: p + "/auth/logout", Auth: AuthPerson, Summary: "Sign out; clears the session cookie", Status: 204, Errors: errsPerson, Handler: (*Server).handleLogout},
 		{Method: "GET", Path: p + "/me", Auth: AuthPerson, Summary: "The signed-in person", Response: client.Me{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMe},
 		{Method: "POST", Path: p + "/me/keys", Auth: AuthPerson, Summary: "Create a user key (token shown once)", Request: client.CreateUserKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: errsPerson, Handler: (*Server).handleCreateUserKey},
