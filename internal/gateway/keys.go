@@ -173,10 +173,14 @@ func tokenPrefix(token string) string {
 
 // CreateUserKey issues a key for the person's own mailbox from third-party
 // clients (POST /me/keys); the token is in the answer once, only its hash is
-// kept. A user key can never register an agent.
+// kept. A user key can never register an agent. A key creating a key is
+// bound by CheckKeyIssuer (403 naming lifecycle or expires_at).
 func (s *Service) CreateUserKey(ctx context.Context, p *Principal, req client.CreateUserKeyRequest) (*client.CreatedKey, error) {
 	lc, err := s.checkLifecycle(req.Lifecycle, req.ExpiresAt)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.CheckKeyIssuer(ctx, p, lc, req.ExpiresAt); err != nil {
 		return nil, err
 	}
 	token := RandomToken(userTokenPrefix)
@@ -190,6 +194,70 @@ func (s *Service) CreateUserKey(ctx context.Context, p *Principal, req client.Cr
 		return nil, err
 	}
 	return &client.CreatedKey{KeyID: k.KeyID, KeyToken: token, KeyInfo: s.KeyView(k)}, nil
+}
+
+// CheckKeyIssuer is the key-lifetime rule (trust boundary, point 7): a key
+// can only create keys that expire no later than itself, so a short-lived
+// or stolen key cannot be turned into a lasting one.
+//
+//   - A cookie session (a person signed in with their password: the page,
+//     `agentmail login`) may create any key.
+//   - A permanent key may create any key.
+//   - A one_time key cannot create keys at all: 403 key_cannot_create_keys,
+//     field "Authorization".
+//   - A timed key (expiring at E) may create only timed keys with
+//     expires_at at or before E: a permanent or one_time key (neither
+//     expires by time) is 403 key_outlives_creator naming "lifecycle", a
+//     later expires_at the same code naming "expires_at".
+//
+// lifecycle and expires are the new key's, already checked by
+// checkLifecycle. A principal without a key (nil) passes; agent keys never
+// reach the key-creating endpoints.
+func (s *Service) CheckKeyIssuer(ctx context.Context, p *Principal, lifecycle string, expires *time.Time) error {
+	if p == nil || p.AuthKind == AuthCookie || p.KeyID == "" {
+		return nil
+	}
+	k, err := s.Read().GetKey(ctx, p.KeyID)
+	if err != nil {
+		return err
+	}
+	const signIn = "sign in with your password (the web page or `agentmail login`) to create it"
+	switch {
+	case k.Lifecycle == client.LifecycleOneTime:
+		return &Error{Kind: KindForbidden, Code: "key_cannot_create_keys", Field: "Authorization",
+			Message:    "a one-time key cannot create keys",
+			Suggestion: "use a permanent or timed key, or " + signIn}
+	case k.ExpiresAt == nil:
+		return nil
+	}
+	until := k.ExpiresAt.UTC().Format(time.RFC3339)
+	if lifecycle != client.LifecycleTimed {
+		return &Error{Kind: KindForbidden, Code: "key_outlives_creator", Field: "lifecycle",
+			Message: fmt.Sprintf("the key making this request expires at %s, so it can only create keys that expire by then; a %s key does not",
+				until, lifecycle),
+			Suggestion: fmt.Sprintf(`use lifecycle "timed" with expires_at at or before %s, or %s`, until, signIn)}
+	}
+	if expires.After(*k.ExpiresAt) {
+		return &Error{Kind: KindForbidden, Code: "key_outlives_creator", Field: "expires_at",
+			Message: fmt.Sprintf("expires_at %s is later than %s, when the key making this request expires",
+				expires.UTC().Format(time.RFC3339), until),
+			Suggestion: fmt.Sprintf("send expires_at at or before %s, or %s", until, signIn)}
+	}
+	return nil
+}
+
+// CreateAgentKeyAs is CreateAgentKey for the caller p (POST
+// /admin/agent-keys): the key-lifetime rule of CheckKeyIssuer applies to the
+// admin's key first.
+func (s *Service) CreateAgentKeyAs(ctx context.Context, p *Principal, req client.CreateAgentKeyRequest) (*client.CreatedKey, error) {
+	lc, err := s.checkLifecycle(req.Lifecycle, req.ExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.CheckKeyIssuer(ctx, p, lc, req.ExpiresAt); err != nil {
+		return nil, err
+	}
+	return s.CreateAgentKey(ctx, req)
 }
 
 // ListKeys answers keys of a kind; owner "" lists every owner (admin).

@@ -87,7 +87,7 @@ func (s *Server) handleCreateAgentKey(w http.ResponseWriter, r *http.Request) er
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	k, err := s.svc.CreateAgentKey(r.Context(), req)
+	k, err := s.svc.CreateAgentKeyAs(r.Context(), PrincipalOf(r), req)
 	if err != nil {
 		return err
 	}

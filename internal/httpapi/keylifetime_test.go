@@ -1,0 +1,97 @@
+package httpapi_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// Key lifetimes (trust boundary, point 7): a key creates only keys that
+// expire no later than itself, a one-time key creates none, and a person
+// signed in with the password (cookie) creates any. Refusals are 403s
+// naming the field and store nothing.
+func TestKeysCreateOnlyKeysThatDieNoLaterThanThemselves(t *testing.T) {
+	e := newEnv(t)
+	ctx := e.ctx()
+	now := e.clock.Now()
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	keyClient := func(req client.CreateUserKeyRequest) *client.Client {
+		t.Helper()
+		k, err := e.admin.CreateUserKey(ctx, req) // the cookie session creates any key
+		if err != nil {
+			t.Fatalf("cookie creates %s key: %v", req.Lifecycle, err)
+		}
+		return client.New(e.url, client.WithToken(k.KeyToken))
+	}
+	keyCount := func() int {
+		t.Helper()
+		l, err := e.admin.ListUserKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Keys)
+	}
+	permanent := keyClient(client.CreateUserKeyRequest{Label: "permanent", Lifecycle: client.LifecyclePermanent})
+	timed := keyClient(client.CreateUserKeyRequest{Label: "timed", Lifecycle: client.LifecycleTimed, ExpiresAt: at(time.Hour)})
+	oneTime := keyClient(client.CreateUserKeyRequest{Label: "once", Lifecycle: client.LifecycleOneTime})
+	before := keyCount()
+
+	refusals := []struct {
+		name        string
+		by          *client.Client
+		user        *client.CreateUserKeyRequest
+		agent       *client.CreateAgentKeyRequest
+		code, field string
+	}{
+		{"one-time key creates a permanent key", oneTime, &client.CreateUserKeyRequest{Label: "x", Lifecycle: client.LifecyclePermanent}, nil,
+			"key_cannot_create_keys", "Authorization"},
+		{"timed key creates a permanent key", timed, &client.CreateUserKeyRequest{Label: "x", Lifecycle: client.LifecyclePermanent}, nil,
+			"key_outlives_creator", "lifecycle"},
+		{"timed key creates a one-time key", timed, &client.CreateUserKeyRequest{Label: "x", Lifecycle: client.LifecycleOneTime}, nil,
+			"key_outlives_creator", "lifecycle"},
+		{"timed key creates a longer timed key", timed, &client.CreateUserKeyRequest{Label: "x", Lifecycle: client.LifecycleTimed, ExpiresAt: at(2 * time.Hour)}, nil,
+			"key_outlives_creator", "expires_at"},
+		{"timed key registers a permanent agent key", timed, nil, &client.CreateAgentKeyRequest{AgentName: "alpha", Lifecycle: client.LifecyclePermanent},
+			"key_outlives_creator", "lifecycle"},
+	}
+	for _, c := range refusals {
+		var err error
+		if c.user != nil {
+			_, err = c.by.CreateUserKey(ctx, *c.user)
+		} else {
+			_, err = c.by.CreateAgentKey(ctx, *c.agent)
+		}
+		ae := wantStatus(t, err, 403, c.code)
+		if ae.Body.Field != c.field || ae.Body.Suggestion == "" {
+			t.Errorf("%s: field %q suggestion %q, want field %q and a suggestion", c.name, ae.Body.Field, ae.Body.Suggestion, c.field)
+		}
+	}
+	if n := keyCount(); n != before {
+		t.Fatalf("refused creations stored keys: %d keys, had %d", n, before)
+	}
+	if l, err := e.admin.ListAgentKeys(ctx); err != nil || len(l.Keys) != 0 {
+		t.Fatalf("a refused agent key was stored: %+v, %v", l, err)
+	}
+
+	// Allowed: a timed key creates keys dying by its own end, a permanent
+	// key and the cookie create any.
+	if _, err := timed.CreateUserKey(ctx, client.CreateUserKeyRequest{Label: "shorter", Lifecycle: client.LifecycleTimed, ExpiresAt: at(30 * time.Minute)}); err != nil {
+		t.Fatalf("timed key creates a shorter key: %v", err)
+	}
+	if _, err := timed.CreateUserKey(ctx, client.CreateUserKeyRequest{Label: "as long", Lifecycle: client.LifecycleTimed, ExpiresAt: at(time.Hour)}); err != nil {
+		t.Fatalf("timed key creates a key ending with it: %v", err)
+	}
+	if _, err := permanent.CreateUserKey(ctx, client.CreateUserKeyRequest{Label: "p2", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatalf("permanent key creates a permanent key: %v", err)
+	}
+	if _, err := permanent.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "beta", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatalf("permanent admin key registers an agent key: %v", err)
+	}
+	if _, err := e.admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "gamma", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatalf("cookie registers an agent key: %v", err)
+	}
+	if n := keyCount(); n != before+3 {
+		t.Fatalf("%d keys, want %d", n, before+3)
+	}
+}
