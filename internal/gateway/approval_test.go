@@ -1,77 +1,101 @@
 package gateway
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestJudgeDecisionWhitelist(t *testing.T) {
+// The decision words as pinned by the trust-boundary issue (point 10), and
+// the rule's edges. reason holds words the explanation must contain.
+func TestReadDecisionPinnedCases(t *testing.T) {
 	cases := []struct {
 		text             string
 		approved, always bool
+		reason           string
 	}{
-		// approvals
-		{"同意", true, false},
-		{"同意，去做吧", true, false},
-		{"  同意  ", true, false},
-		{"一直同意", true, true},
-		{"一直同意这个工具", true, true},
-		{"allow", true, false},
-		{"Allow once", true, false},
-		{"approve", true, false},
-		{"APPROVE", true, false},
-		{"approve.", true, false},
-		{"yes,go", true, false},
-		{"yes!", true, false},
-		{"allow-once", true, false},
-		{"always.", true, true},
-		{"同意了", true, false},  // Chinese: plain prefix
-		{"一直同意吧", true, true}, // Chinese: plain prefix
-		{"always", true, true},
-		{"Always allow", true, true},
-		{"yes", true, false},
-		{"Yes, go ahead", true, false},
-		{"\t yes\n", true, false},
-		{"　同意", true, false}, // full-width space trimmed
-		// denials
-		{"", false, false},
-		{"   ", false, false},
-		{"deny", false, false},
-		{"拒绝", false, false},
-		{"不同意", false, false},
-		{"no", false, false},
-		{"ok", false, false},
-		{"sure", false, false},
-		{"I approve", false, false}, // prefix only, never "contains"
-		{"一直", false, false},
-		{"alway", false, false},
-		{"y", false, false},
-		{"__shutdown__", false, false},
-		{"not approve", false, false},
-		// ASCII words end at a word boundary
-		{"yesterday", false, false},
-		{"Yesterday it failed", false, false},
-		{"allowance", false, false},
-		{"approved.", true, false}, // the past form of "approve"
-		{"Allowed", true, false},
-		{"approvedx", false, false},
-		// a negation anywhere denies
-		{"always deny", false, false},
-		{"yes, but not now", false, false},
-		{"approve — don't run it yet", false, false},
-		{"同意吗？不行", false, false},
-		{"同意？不要执行", false, false},
-		{"yes, never mind", false, false},
-		// refusal words only: these still approve
-		{"一直同意，别再问", true, true},
-		{"yes, no need to ask again", true, false},
-		{"approval pending", false, false},
-		{"alwaysfail", false, false},
-		{"yes2", false, false},
-		{"yes_no", false, false},
-		{"yesé", false, false},
+		// pinned approvals
+		{"approve", true, false, `starts with "approve"`},
+		{"Approve.", true, false, `starts with "approve"`},
+		{"同意！", true, false, `starts with "同意"`},
+		{"同意，谢谢", true, false, `starts with "同意"`},
+		{"一直同意，别再问", true, true, `understood as "always"`},
+		{"yes, go ahead", true, false, "understood as an approval"},
+		{"always", true, true, `understood as "always"`},
+		// pinned denials
+		{"approve? NO!", false, false, `also says "no"`},
+		{"yes no", false, false, `also says "no"`},
+		{"同意?不", false, false, `also says "不"`},
+		{"approve, no way", false, false, `also says "no"`},
+		{"approve - NOT", false, false, `also says "not"`},
+		{"yes, no need to ask again", false, false, `understood as a denial: the first line starts with "yes" but also says "no"`},
+		{"sure", false, false, `the first word "sure" is not an approval word`},
+		{"", false, false, "holds no word"},
+
+		// approvals: the whole first word, any case, punctuation around it
+		{"  同意  ", true, false, ""},
+		{"　同意", true, false, ""}, // full-width space
+		{"allow", true, false, ""},
+		{"Allow once", true, false, ""},
+		{"allow-once", true, false, ""},
+		{"APPROVE", true, false, ""},
+		{"ＹＥＳ", true, false, ""}, // full-width letters
+		{"yes,go", true, false, ""},
+		{"yes!", true, false, ""},
+		{"\t yes\n", true, false, ""},
+		{"always.", true, true, ""},
+		{"Always allow", true, true, ""},
+		{"一直同意", true, true, ""},
+		{"同意，不过小心点", true, false, ""},          // 不过 ("but") is not a standalone 不
+		{"approve\nno, wait", true, false, ""}, // only the first line counts
+		// denials: not an approval word first
+		{"   ", false, false, "holds no word"},
+		{"!!!", false, false, "holds no word"},
+		{"ok", false, false, "not an approval word"},
+		{"I approve", false, false, `"i" is not an approval word`},
+		{"approved", false, false, "not an approval word"},
+		{"Allowed", false, false, "not an approval word"},
+		{"yesterday", false, false, "not an approval word"},
+		{"allowance", false, false, "not an approval word"},
+		{"alwaysfail", false, false, ""},
+		{"yes2", false, false, ""},
+		{"yes_no", false, false, ""},
+		{"yesé", false, false, ""},
+		{"y", false, false, ""},
+		{"一直", false, false, ""},
+		{"同意了", false, false, `the first word "同意了"`},
+		{"同意吗？不行", false, false, ""},
+		{"同意不", false, false, ""},
+		{"__shutdown__", false, false, ""},
+		// denials: a refusal first
+		{"deny", false, false, `starts with "deny"`},
+		{"no", false, false, `starts with "no"`},
+		{"拒绝", false, false, `starts with "拒绝"`},
+		{"不同意", false, false, `starts with "不同意"`},
+		{"not approve", false, false, ""},
+		// denials: a refusal later on the first line
+		{"always deny", false, false, `also says "deny"`},
+		{"yes, but not now", false, false, `also says "not"`},
+		{"yes, never mind", false, false, `also says "never"`},
+		{"approve — don't run it yet", false, false, `also says "don't"`},
+		{"approve — don’t run it yet", false, false, `also says "don't"`},
+		{"yes, can't hurt", false, false, `also says "can't"`},
+		{"yes ｎｏ", false, false, `also says "no"`},
+		{"同意，否", false, false, `also says "否"`},
+		{"同意，我不同意", false, false, `also says "不同意"`},
+		{"同意？不要执行", false, false, `also says "不要"`},
+		{"一直同意，拒绝", false, false, `also says "拒绝"`},
+		{"yes nope", false, false, `also says "nope"`},
 	}
 	for _, c := range cases {
-		approved, always := JudgeDecision(c.text)
-		if approved != c.approved || always != c.always {
-			t.Errorf("JudgeDecision(%q) = (%v, %v), want (%v, %v)", c.text, approved, always, c.approved, c.always)
+		v := ReadDecision(c.text)
+		if v.Approved != c.approved || v.Always != c.always {
+			t.Errorf("ReadDecision(%q) = (approved %v, always %v), want (%v, %v); reason %q", c.text, v.Approved, v.Always, c.approved, c.always, v.Reason)
+		}
+		if v.Reason == "" || !strings.Contains(v.Reason, c.reason) {
+			t.Errorf("ReadDecision(%q).Reason = %q, want it to contain %q", c.text, v.Reason, c.reason)
+		}
+		if a, al := JudgeDecision(c.text); a != v.Approved || al != v.Always {
+			t.Errorf("JudgeDecision(%q) = (%v, %v) differs from ReadDecision", c.text, a, al)
 		}
 	}
 }

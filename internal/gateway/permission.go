@@ -566,7 +566,8 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 }
 
 // decisionMailBody is the body of a decision mail written by the gateway
-// (API decisions and timeouts).
+// (API decisions and timeouts): the verdict, then, for a person's answer,
+// what the gateway understood and why (ReadDecision), then the note.
 func decisionMailBody(in decisionInput, approved, always bool, row store.PermissionRow, agentWS string) string {
 	var b strings.Builder
 	switch {
@@ -582,8 +583,8 @@ func decisionMailBody(in decisionInput, approved, always bool, row store.Permiss
 	default:
 		b.WriteString("Denied.")
 	}
-	if in.word != "" && in.via != DecidedViaTimeout {
-		fmt.Fprintf(&b, " (%s)", in.word)
+	if in.via != DecidedViaTimeout {
+		fmt.Fprintf(&b, "\nThe answer %q was %s.", in.word, ReadDecision(in.word).Reason)
 	}
 	if in.note != "" {
 		b.WriteString("\n\n")
@@ -642,11 +643,17 @@ func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMai
 		return err
 	}
 	// The reply is the decision mail: retype it and the new_mail events
-	// already written for it, so bridges do not start a turn on it.
+	// already written for it, so bridges do not start a turn on it, and
+	// end it with the gateway's reading of it, so the person and the agent
+	// read what was understood and why.
 	if err := tx.SetMailType(ctx, m.Mail.MailID, client.MailTypePermissionDecision); err != nil {
 		return err
 	}
 	m.Mail.MailType = client.MailTypePermissionDecision
+	m.Mail.Body = replyWithReading(m.Mail.Body, word)
+	if err := tx.SetMailBody(ctx, m.Mail.MailID, m.Mail.Body); err != nil {
+		return err
+	}
 	for _, id := range m.EventIDs {
 		data, err := tx.EventData(ctx, id)
 		if err != nil {
@@ -663,6 +670,14 @@ func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMai
 		}
 	}
 	return nil
+}
+
+// replyWithReading is a decision reply's body followed by the gateway's
+// reading of its decision word, set apart as the gateway's own line:
+// "— AgentMail: \"yes, no need to ask again\" was understood as a denial:
+// the first line starts with \"yes\" but also says \"no\"; ...".
+func replyWithReading(body, word string) string {
+	return strings.TrimRight(body, " \t\r\n") + fmt.Sprintf("\n\n— %s: %q was %s.\n", SystemSender, word, ReadDecision(word).Reason)
 }
 
 // splitDecisionText splits a reply into its decision word (the first

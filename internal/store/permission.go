@@ -318,6 +318,14 @@ func (q *Q) SetMailType(ctx context.Context, mailID, mailType string) error {
 	return err
 }
 
+// SetMailBody rewrites the body of a mail written in the same transaction
+// (a reply that became a permission decision gets the gateway's reading of
+// it appended).
+func (q *Q) SetMailBody(ctx context.Context, mailID, body string) error {
+	_, err := q.Exec(ctx, `UPDATE mails SET body = ? WHERE mail_id = ?`, body, mailID)
+	return err
+}
+
 // EventData answers the JSON payload of one event, or ErrNotFound.
 func (q *Q) EventData(ctx context.Context, id int64) ([]byte, error) {
 	var data string
