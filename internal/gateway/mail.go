@@ -62,7 +62,8 @@ type sendSpec struct {
 // uses one round of the session budget (403 budget_exhausted at the limit);
 // a relay mail ("summary", W-5) uses none, needs relay_key,
 // and a relay_key seen before answers status duplicate_relay storing
-// nothing; a summary relay must answer (reply_to) a mail the agent received,
+// nothing; a second distinct relay of the same kind for the same received
+// mail is a 409 (relayrules.go); a summary relay must answer (reply_to) a mail the agent received,
 // stays in that mail's session and reaches only that mail's sender and the
 // session's participants (never opening a session or adding anyone); relay
 // "permission" is refused here (POST /permission/request stores those). An
@@ -475,6 +476,9 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		}
 		if !ok {
 			return nil, errDuplicateRelay
+		}
+		if err := claimRelaySlot(ctx, tx, p.Name, spec, parent.MailID, created.Mail.MailID); err != nil { // relayrules.go
+			return nil, err
 		}
 	}
 	for _, hook := range s.Hooks.AfterMail {

@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
+)
+
+// The relay rules (issue 12, "bounded free channels"; docs/API.md
+// "Limits"). A relay mail is free: it uses no round of the session budget
+// (I-2). So that the free channel stays bounded, every relay answers one
+// received mail (reply_to), lands in that mail's session, and takes one
+// answer slot of that mail; each slot holds at most one relay mail per
+// receiving agent:
+//
+//   - RelaySlotAnswer: (a) the summary of the turn that answered the
+//     received mail, into its session. A delegation relay (a received mail
+//     of a delegated session answered into its origin session) and a stop
+//     notice (the summary of a turn that was stopped) take this same slot
+//     when they exist, instead of the summary.
+//   - RelaySlotFailure: (d) the failure report of the received mail
+//     (mail_type failure_report, relay_key "model-failure:<mail_id>"),
+//     besides the answer.
+//
+// The slots are a unique constraint in the database (relay_answers), not
+// a count in memory, so replicas and restarts keep them. The same
+// relay_key sent again stays idempotent (status duplicate_relay, the
+// first mail); a second distinct relay for a taken slot is a 409
+// relay_already_answered naming the mail that holds it.
+const (
+	RelaySlotAnswer  = "answer"
+	RelaySlotFailure = "failure"
+)
+
+// relaySlot answers the slot a relay send takes. Relay kinds to come
+// (delegation relay, stop notice) add their case here.
+func relaySlot(spec *sendSpec) string {
+	if spec.mailType == client.MailTypeFailureReport {
+		return RelaySlotFailure
+	}
+	return RelaySlotAnswer
+}
+
+// claimRelaySlot takes the relay's slot of the received mail it answers,
+// inside the sending transaction and after the relay_key was claimed (so a
+// replayed key answers duplicate_relay first). A slot held by another relay
+// mail is a 409 relay_already_answered; the transaction then stores
+// nothing.
+func claimRelaySlot(ctx context.Context, tx *Tx, agent string, spec *sendSpec, answers, mailID string) error {
+	slot := relaySlot(spec)
+	ok, err := tx.ClaimRelayAnswer(ctx, store.RelayAnswerRow{AgentName: agent, AnswersMail: answers, Slot: slot,
+		RelayKey: spec.relayKey, MailID: mailID, CreatedAt: tx.Now})
+	if err != nil || ok {
+		return err
+	}
+	held := ""
+	if r, err := tx.RelayAnswer(ctx, agent, answers, slot); err == nil {
+		held = fmt.Sprintf(" (mail %s, relay_key %q)", r.MailID, r.RelayKey)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	what, rule := "a summary", "one summary"
+	if slot == RelaySlotFailure {
+		what, rule = "a failure report", "one failure report"
+	}
+	return Conflict("relay_already_answered",
+		fmt.Sprintf("mail %s already has %s from %s%s; a free relay answers each received mail with at most %s",
+			answers, what, agent, held, rule),
+		"send the same relay_key again to get that mail back, or send a normal mail (it uses a round of the session budget)")
+}
