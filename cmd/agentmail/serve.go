@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/httpapi"
 	"github.com/agentmail/agentmail/internal/webui"
 )
@@ -20,7 +25,14 @@ import (
 var serveFlags struct {
 	addr, dataDir, databaseURL, adminUser, adminPassword, logLevel string
 	secureCookies                                                  bool
+	// The caps of docs/API.md "Limits" (issue 12).
+	maxPendingPermissions, maxStreamsPerKey int
+	attachmentQuotaBytes                    int64
 }
+
+// serveEnvErrs collects environment values of the serve flags that are
+// not whole numbers in range; serve's RunE reports them as usage errors.
+var serveEnvErrs []error
 
 // serveCmd is `agentmail serve`: the gateway (HTTP API, SSE, the embedded
 // web page) on one SQLite database (issue 2 item 12).
@@ -38,6 +50,18 @@ A second gateway on the same SQLite database refuses to start; on PostgreSQL any
 number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
+		if err := errors.Join(serveEnvErrs...); err != nil {
+			return usagef("%w", err) // exit 2
+		}
+		for _, c := range []struct {
+			flag string
+			v    int64
+		}{{"--max-pending-permissions", int64(serveFlags.maxPendingPermissions)}, {"--max-streams-per-key", int64(serveFlags.maxStreamsPerKey)},
+			{"--attachment-quota-bytes", serveFlags.attachmentQuotaBytes}} {
+			if c.v <= 0 {
+				return usagef("%s %d: want a positive number", c.flag, c.v)
+			}
+		}
 		lvl := slog.LevelInfo
 		if err := lvl.UnmarshalText([]byte(serveFlags.logLevel)); err != nil {
 			return usagef("--log-level: %w", err) // exit 2
@@ -53,8 +77,11 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 					"  It is shown only this once. Sign in and change it, or restart with ADMIN_PASSWORD set on a new data directory.\n\n",
 					user, password)
 			},
-			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies},
-			Log:    log,
+			Gateway: gateway.Config{MaxPendingPermissions: serveFlags.maxPendingPermissions,
+				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes},
+			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
+				MaxStreamsPerKey: serveFlags.maxStreamsPerKey},
+			Log: log,
 		})
 		if err != nil {
 			return err
@@ -84,7 +111,32 @@ func init() {
 	f.StringVar(&serveFlags.logLevel, "log-level", serveEnv("AGENTMAIL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	f.BoolVar(&serveFlags.secureCookies, "secure-cookies", serveEnv("AGENTMAIL_SECURE_COOKIES", "") == "1" || serveEnv("AGENTMAIL_SECURE_COOKIES", "") == "true",
 		"mark the session cookie Secure, for a gateway behind a TLS-terminating proxy (AGENTMAIL_SECURE_COOKIES=1)")
+	f.IntVar(&serveFlags.maxPendingPermissions, "max-pending-permissions",
+		int(serveEnvInt("AGENTMAIL_MAX_PENDING_PERMISSIONS", gateway.DefaultMaxPendingPermissions, math.MaxInt32)),
+		"undecided permission requests per session; the next is a 429 (AGENTMAIL_MAX_PENDING_PERMISSIONS)")
+	f.Int64Var(&serveFlags.attachmentQuotaBytes, "attachment-quota-bytes",
+		serveEnvInt("AGENTMAIL_ATTACHMENT_QUOTA_BYTES", gateway.DefaultAttachmentQuotaBytes, math.MaxInt64),
+		"bytes of unsent uploads per person or agent; beyond is a 413 (AGENTMAIL_ATTACHMENT_QUOTA_BYTES)")
+	f.IntVar(&serveFlags.maxStreamsPerKey, "max-streams-per-key",
+		int(serveEnvInt(httpapi.EnvMaxStreamsPerKey, httpapi.DefaultMaxStreamsPerKey, math.MaxInt32)),
+		"open event streams per key or cookie session; the next is a 429 ("+httpapi.EnvMaxStreamsPerKey+")")
 	rootCmd.AddCommand(serveCmd)
+}
+
+// serveEnvInt answers the environment variable as a whole number from 1 to
+// max, or def when it is unset or empty; anything else is recorded in
+// serveEnvErrs and answers def.
+func serveEnvInt(name string, def, max int64) int64 {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > max {
+		serveEnvErrs = append(serveEnvErrs, fmt.Errorf("%s=%q: want a whole number from 1 to %d", name, v, max))
+		return def
+	}
+	return n
 }
 
 // serveEnv answers the environment variable, or def when it is unset or empty.

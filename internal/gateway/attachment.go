@@ -144,7 +144,10 @@ type NewAttachment struct {
 // CreateAttachment records an upload of the principal (W-8). The bytes are
 // already in the blob store under a.SHA256; the filename is made safe and
 // the content type cleaned. The attachment is removed after
-// UnsentAttachmentTTL unless a mail carries it by then.
+// UnsentAttachmentTTL unless a mail carries it by then. An upload that
+// would take the uploader's unsent uploads beyond
+// Config.AttachmentQuotaBytes is a 413 attachment_quota_exceeded and
+// records nothing.
 func (s *Service) CreateAttachment(ctx context.Context, p *Principal, a NewAttachment) (*client.Attachment, error) {
 	kind := store.KindPerson
 	if p.IsAgent() {
@@ -155,6 +158,9 @@ func (s *Service) CreateAttachment(ctx context.Context, p *Principal, a NewAttac
 		Uploader: p.Name, UploaderKind: kind}
 	err := s.Write(ctx, func(tx *Tx) error {
 		row.CreatedAt = tx.Now
+		if err := s.checkAttachmentQuota(ctx, tx.Q, p.Name, a.Size); err != nil { // caps.go
+			return err
+		}
 		return tx.InsertAttachment(ctx, row)
 	})
 	if err != nil {

@@ -188,6 +188,9 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 		if err != nil {
 			return err
 		}
+		if err := s.checkPendingPermissions(ctx, tx, sess); err != nil { // caps.go
+			return err
+		}
 		if _, err := tx.RelayedMail(ctx, p.Name, req.RelayKey); err == nil {
 			return Conflict("relay_key_used", "this relay_key was already used by another relay mail of this agent",
 				"use the platform's own permission id as relay_key")

@@ -38,6 +38,16 @@ type Config struct {
 	// on another replica goes unseen here. Default 2 s; negative turns the
 	// cache off.
 	KeyCacheTTL time.Duration
+	// MaxPendingPermissions is how many permission requests of one session
+	// may wait for a decision at once; the next is a 429
+	// too_many_pending_permissions (caps.go). Default
+	// DefaultMaxPendingPermissions.
+	MaxPendingPermissions int
+	// AttachmentQuotaBytes is how many bytes of uploads no mail carries yet
+	// one uploader (person or agent) may hold; an upload beyond it is a 413
+	// attachment_quota_exceeded (caps.go). Default
+	// DefaultAttachmentQuotaBytes.
+	AttachmentQuotaBytes int64
 }
 
 func (c *Config) fill() {
@@ -58,6 +68,12 @@ func (c *Config) fill() {
 	}
 	if c.KeyCacheTTL == 0 {
 		c.KeyCacheTTL = 2 * time.Second
+	}
+	if c.MaxPendingPermissions <= 0 {
+		c.MaxPendingPermissions = DefaultMaxPendingPermissions
+	}
+	if c.AttachmentQuotaBytes <= 0 {
+		c.AttachmentQuotaBytes = DefaultAttachmentQuotaBytes
 	}
 }
 

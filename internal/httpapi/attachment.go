@@ -48,7 +48,10 @@ func tooLarge(limit int64) error {
 
 // handleUploadAttachment streams the multipart part "file" into the blob
 // store, measuring the size while it streams (never reading the whole file
-// into memory): beyond the limit it answers 413 and keeps nothing.
+// into memory): beyond the limit it answers 413 and keeps nothing. An
+// uploader whose unsent uploads fill the quota (gateway
+// Config.AttachmentQuotaBytes) gets 413 attachment_quota_exceeded before
+// the body is read; one whose upload would pass it, after.
 func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) error {
 	x := s.ext()
 	if x.blobs == nil {
@@ -61,6 +64,9 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 	}
 	if r.ContentLength > x.maxAttachmentBytes+multipartSlack {
 		return tooLarge(x.maxAttachmentBytes)
+	}
+	if err := s.svc.AttachmentQuotaFull(r.Context(), PrincipalOf(r)); err != nil {
+		return err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, x.maxAttachmentBytes+multipartSlack)
 	mr, err := r.MultipartReader()

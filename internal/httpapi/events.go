@@ -19,7 +19,9 @@ import (
 // idle stream; X-Accel-Buffering: no stops nginx from buffering it. A
 // stream opened with a key ends when that key is revoked, and at the first
 // heartbeat after it expired; the client's reconnect then gets the 401. A
-// Last-Event-ID beyond the end of the log is clamped to its end.
+// Last-Event-ID beyond the end of the log is clamped to its end. One key
+// (or cookie session) holds at most Options.MaxStreamsPerKey streams; the
+// next is a 429 too_many_streams, before anything is streamed.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	p := PrincipalOf(r)
 	var last int64 = -1
@@ -35,6 +37,23 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return fmt.Errorf("response writer cannot flush")
 	}
+	// A key (or a cookie session) holds at most MaxStreamsPerKey streams
+	// at once; a stream opened with a key ends when the key is revoked (at
+	// once) or expires (checked at each heartbeat); cookies are never
+	// revoked here.
+	streamKey := p.KeyID
+	if streamKey == "" && p.CookieID != "" {
+		streamKey = "cookie:" + p.CookieID
+	}
+	var revoked <-chan struct{}
+	if streamKey != "" {
+		ch, done, ok := s.keyed.add(streamKey, s.opt.MaxStreamsPerKey)
+		if !ok {
+			return tooManyStreams(s.opt.MaxStreamsPerKey)
+		}
+		defer done()
+		revoked = ch
+	}
 	sub := s.hub.Subscribe(p.Name)
 	defer sub.Close()
 	if last > sub.From {
@@ -49,15 +68,6 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			last = end
 		}
 	}
-	// A stream opened with a key ends when the key is revoked (at once) or
-	// expires (checked at each heartbeat); nil for cookies.
-	var revoked <-chan struct{}
-	if p.KeyID != "" {
-		ch, done := s.keyed.add(p.KeyID)
-		defer done()
-		revoked = ch
-	}
-
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache, no-store")
@@ -131,4 +141,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			flusher.Flush()
 		}
 	}
+}
+
+// tooManyStreams is the 429 of the cap of event streams per key (or
+// cookie session): Options.MaxStreamsPerKey.
+func tooManyStreams(limit int) error {
+	return &gateway.Error{Kind: gateway.KindRateLimited, Code: "too_many_streams", RetryAfter: 5 * time.Second,
+		Message: fmt.Sprintf("this key already has %d event streams open; the limit is %d per key", limit, limit),
+		Suggestion: "close a stream you no longer read (one stream per process is enough: every stream gets every event), " +
+			"or ask the admin to raise " + EnvMaxStreamsPerKey}
 }

@@ -11,14 +11,20 @@ type keyStreams struct {
 }
 
 // add registers a stream opened with keyID; the channel is closed when the
-// key is revoked, and done unregisters the stream.
-func (k *keyStreams) add(keyID string) (revoked <-chan struct{}, done func()) {
+// key is revoked, and done unregisters the stream. With limit streams of
+// keyID open already (limit > 0) it registers nothing and answers ok false:
+// the cap of streams per key (Options.MaxStreamsPerKey).
+func (k *keyStreams) add(keyID string, limit int) (revoked <-chan struct{}, done func(), ok bool) {
 	ch := make(chan struct{})
 	k.mu.Lock()
 	if k.m == nil {
 		k.m = map[string]map[chan struct{}]struct{}{}
 	}
 	set := k.m[keyID]
+	if limit > 0 && len(set) >= limit {
+		k.mu.Unlock()
+		return nil, func() {}, false
+	}
 	if set == nil {
 		set = map[chan struct{}]struct{}{}
 		k.m[keyID] = set
@@ -37,7 +43,7 @@ func (k *keyStreams) add(keyID string) (revoked <-chan struct{}, done func()) {
 				delete(k.m, keyID)
 			}
 		}
-	}
+	}, true
 }
 
 // revoke ends every stream opened with keyID.

@@ -13,7 +13,7 @@ func init() {
 	p := Prefix
 	RegisterRoutes(
 		Route{Method: "POST", Path: p + "/permission/request", Auth: AuthAgent, Summary: "Ask the people of a session for permission (idempotent on relay_key)",
-			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handlePermissionRequest},
+			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 429, 500}, Handler: (*Server).handlePermissionRequest},
 		Route{Method: "GET", Path: p + "/permission/{mail_id}", Auth: AuthAgent, Summary: "The state of one of the agent's permission requests",
 			Response: client.Permission{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetPermission},
 		Route{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The always-allow grants that apply to the agent in one session",

@@ -32,7 +32,18 @@ type Options struct {
 	WebUI http.Handler
 	// SecureCookies marks the session cookie Secure (behind TLS).
 	SecureCookies bool
+	// MaxStreamsPerKey is how many event streams one key (or one cookie
+	// session) may hold open at once; the next is a 429 too_many_streams.
+	// Default DefaultMaxStreamsPerKey (AGENTMAIL_MAX_STREAMS_PER_KEY).
+	MaxStreamsPerKey int
 }
+
+// DefaultMaxStreamsPerKey is Options.MaxStreamsPerKey when it is not set.
+const DefaultMaxStreamsPerKey = 16
+
+// EnvMaxStreamsPerKey names the setting of Options.MaxStreamsPerKey in
+// messages (`agentmail serve --max-streams-per-key`).
+const EnvMaxStreamsPerKey = "AGENTMAIL_MAX_STREAMS_PER_KEY"
 
 // Server holds the dependencies of the handlers.
 type Server struct {
@@ -56,6 +67,9 @@ type Server struct {
 func New(svc *gateway.Service, hub *events.Hub, log *slog.Logger, opt Options) *Server {
 	if opt.SSEHeartbeat <= 0 {
 		opt.SSEHeartbeat = 15 * time.Second
+	}
+	if opt.MaxStreamsPerKey <= 0 {
+		opt.MaxStreamsPerKey = DefaultMaxStreamsPerKey
 	}
 	if log == nil {
 		log = slog.Default()
