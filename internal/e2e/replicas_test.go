@@ -185,13 +185,14 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	if err != nil || dup.Status != "duplicate_relay" || dup.MailID != relay.MailID {
 		t.Fatalf("relay replayed on B: %+v, %v; want duplicate_relay of %s", dup, err, relay.MailID)
 	}
+	// (turn-2 answers another received mail: one summary per received mail.)
 	both := make([]*client.SendMailResponse, 2)
 	errs := make([]error, 2)
 	for i, c := range []*client.Client{agentA, agentB} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			both[i], errs[i] = c.SendMail(ctx, client.SendMailRequest{To: "admin", ReplyTo: first.MailID, Body: "Done again.", Relay: client.RelaySummary, RelayKey: "turn-2"})
+			both[i], errs[i] = c.SendMail(ctx, client.SendMailRequest{To: "admin", ReplyTo: live.MailID, Body: "Done again.", Relay: client.RelaySummary, RelayKey: "turn-2"})
 		}()
 	}
 	wg.Wait()
