@@ -10,6 +10,8 @@ need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Chinese glyphs for the browser tests' screenshots of the 中文 page.
 ls /usr/share/fonts/opentype/noto/NotoSansCJK* >/dev/null 2>&1 || need_apt+=(fonts-noto-cjk)
+# bubblewrap confines the approved run_commands of `agentmail mcp`.
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -28,6 +28,7 @@ const DefaultGatewayURL = "http://127.0.0.1:8180"
 //	AGENTMAIL_PERMISSION_WAIT_MS wait for a person's decision (default 540000 = 9 min)
 //	AGENTMAIL_DATA_DIR           the gateway's data directory, protected (default ./data)
 //	AGENTMAIL_PROTECTED_PATHS    more protected prefixes, separated by ':'
+//	AGENTMAIL_SANDBOX            auto (default) or off: approved commands in bubblewrap
 type Config struct {
 	GatewayURL     string
 	AgentKey       string
@@ -41,6 +42,9 @@ type Config struct {
 	PermissionWait time.Duration
 	DataDir        string   // absolute
 	ExtraProtected []string // as given
+	// Sandbox is AGENTMAIL_SANDBOX: "auto" (default: bubblewrap when it
+	// works here) or "off" (see FindSandbox).
+	Sandbox string
 	// Warnings are configuration problems that did not stop the start
 	// (an unknown tier falls back to plan, the safe side); the command
 	// logs them.
@@ -96,6 +100,7 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 			c.ExtraProtected = append(c.ExtraProtected, abs(p))
 		}
 	}
+	c.Sandbox = strings.TrimSpace(getenv("AGENTMAIL_SANDBOX"))
 	c.AgentKeyFile = strings.TrimSpace(getenv("AGENTMAIL_AGENT_KEY_FILE"))
 	if c.AgentKeyFile == "" {
 		home := getenv("HOME")

@@ -108,17 +108,23 @@ func commandEnv() []string {
 }
 
 // RunCommand runs `bash -c command` in dir and waits for it, at most
-// timeout (0: DefaultCommandTimeout). The process gets its own process
-// group, and the whole group is killed on timeout or when ctx ends. stdin
-// is empty. An error means the command could not be started at all (no
-// bash, dir missing); a non-zero exit is a result, not an error.
-func RunCommand(ctx context.Context, command, dir string, timeout time.Duration) (CommandResult, error) {
+// timeout (0: DefaultCommandTimeout), inside sb when it is not nil (see
+// Sandbox). The process gets its own process group, and the whole group is
+// killed on timeout or when ctx ends (in a sandbox, the sandbox's PID
+// namespace dies with it). stdin is empty. An error means the command could
+// not be started at all (no bash, dir missing); a non-zero exit is a
+// result, not an error.
+func RunCommand(ctx context.Context, command, dir string, timeout time.Duration, sb *Sandbox) (CommandResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultCommandTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "bash", "-c", command)
+	name, args := "bash", []string{"-c", command}
+	if sb != nil {
+		name, args = sb.command(dir, command)
+	}
+	cmd := exec.CommandContext(cctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = commandEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

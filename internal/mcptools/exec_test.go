@@ -33,7 +33,7 @@ func TestHeadWriterCountsCharactersNotBytes(t *testing.T) {
 }
 
 func TestRunCommandReportsStderrExitCodeAndEmptyStreams(t *testing.T) {
-	res, err := RunCommand(context.Background(), "echo to-err >&2; exit 7", t.TempDir(), time.Minute)
+	res, err := RunCommand(context.Background(), "echo to-err >&2; exit 7", t.TempDir(), time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestRunCommandReportsStderrExitCodeAndEmptyStreams(t *testing.T) {
 func TestRunCommandKillsTheProcessGroupAfterTheTimeout(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
-	res, err := RunCommand(context.Background(), "sleep 60 & sleep 60; echo never", dir, 300*time.Millisecond)
+	res, err := RunCommand(context.Background(), "sleep 60 & sleep 60; echo never", dir, 300*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRunCommandKillsTheProcessGroupAfterTheTimeout(t *testing.T) {
 func TestRunCommandDoesNotPassTheAgentKey(t *testing.T) {
 	t.Setenv("AGENTMAIL_AGENT_KEY", "am_very_secret")
 	t.Setenv("SOME_OTHER", "visible")
-	res, err := RunCommand(context.Background(), `echo "key=[$AGENTMAIL_AGENT_KEY] other=[$SOME_OTHER]"`, t.TempDir(), time.Minute)
+	res, err := RunCommand(context.Background(), `echo "key=[$AGENTMAIL_AGENT_KEY] other=[$SOME_OTHER]"`, t.TempDir(), time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +43,17 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
+	// I-5: a degradation is said once, at start.
+	hidden := []string{cfg.DataDir, cfg.AgentKeyFile}
+	if home != "" {
+		hidden = append(hidden, filepath.Join(home, ".agentmail"))
+	}
+	sandbox, why := FindSandbox(ctx, cfg.Sandbox, cfg.Workspace, hidden, exec.LookPath)
+	if sandbox == nil {
+		log.Warn("mcp: run_command without a sandbox", "reason", why)
+	} else {
+		log.Info("mcp: run_command in a bubblewrap sandbox", "writable", cfg.Workspace, "hidden", strings.Join(sandbox.Hidden, ":"))
+	}
 	if cfg.AgentKey == "" {
 		log.Warn("mcp: no agent key (AGENTMAIL_AGENT_KEY or " + cfg.AgentKeyFile + "); tools answer 401 until connect_to_server")
 	}
@@ -47,6 +61,7 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 		Config:    cfg,
 		Gateway:   client.New(cfg.GatewayURL, client.WithToken(cfg.AgentKey), client.WithUserAgent("agentmail-mcp/"+Version)),
 		Protected: protected,
+		Sandbox:   sandbox,
 		Log:       log.With("agent", cfg.AgentName, "session_id", cfg.SessionID, "mail_id", cfg.MailID),
 	})
 	if err != nil {

@@ -64,6 +64,9 @@ type Options struct {
 	Protected *ProtectedPaths
 	// Gate overrides the execution gate (tests); nil builds one from Config.
 	Gate *Gate
+	// Sandbox confines approved commands; nil runs them unconfined (Main
+	// sets it from FindSandbox).
+	Sandbox *Sandbox
 	// Log receives the server's log lines (never stdout: that is the
 	// protocol). nil: slog.Default().
 	Log *slog.Logger
@@ -76,6 +79,7 @@ type Server struct {
 	connect   func(string, string) Gateway
 	protected *ProtectedPaths
 	gate      *Gate
+	sandbox   *Sandbox
 	mcp       *mcp.Server
 
 	mu sync.RWMutex
@@ -96,6 +100,7 @@ func New(opts Options) (*Server, error) {
 		connect:   opts.Connect,
 		protected: opts.Protected,
 		gate:      opts.Gate,
+		sandbox:   opts.Sandbox,
 		gw:        opts.Gateway,
 	}
 	if s.log == nil {

@@ -741,7 +741,7 @@ func (s *Server) runCommand(ctx context.Context, a args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res, err := RunCommand(ctx, command, dir, timeout)
+	res, err := RunCommand(ctx, command, dir, timeout, s.sandbox)
 	if err != nil {
 		return "", err
 	}
