@@ -760,10 +760,11 @@ func grantable(row store.PermissionRow, agentWS string) bool {
 
 // SessionGrants answers the always-allow grants that apply to the agent's
 // requests in one session (GET /grants?session_id=&tool=; tool optional),
-// issue 12 point 3: a grant applies only where the person who gave it is
-// the only person of the session, for this agent, and for the agent's
-// workspace in that session. In a session with no person or with several,
-// none apply and the people there are asked. session_id is required (400);
+// issue 12 point 3: a grant applies only where the person who gave it and
+// this agent are the only participants of the session, and for the agent's
+// workspace in that session. In a session with no person, with several, or
+// with another agent (which may relay someone else's wishes), none apply
+// and the people there are asked. session_id is required (400);
 // a session the agent does not take part in answers 404 session_not_found.
 func (s *Service) SessionGrants(ctx context.Context, p *Principal, sessionID, tool string) (*client.GrantList, error) {
 	if !p.IsAgent() {
@@ -783,16 +784,18 @@ func (s *Service) SessionGrants(ctx context.Context, p *Principal, sessionID, to
 		return nil, err
 	}
 	var people []string
-	workspace := ""
+	workspace, others := "", 0
 	for _, pt := range parts {
 		switch {
 		case pt.Kind == store.KindPerson:
 			people = append(people, pt.Name)
 		case pt.Name == p.Name:
 			workspace = pt.Workspace
+		default:
+			others++ // another agent, which may speak for someone else
 		}
 	}
-	if len(people) != 1 || workspace == "" {
+	if len(people) != 1 || others > 0 || workspace == "" {
 		return out, nil
 	}
 	rows, err := q.Grants(ctx, store.GrantFilter{AgentName: p.Name, Tool: tool, Scope: workspace, GrantedBy: people[0]})

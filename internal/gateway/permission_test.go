@@ -317,6 +317,19 @@ func TestAlwaysGrantIsThePersonsAndAppliesOnlyWhereTheyAreAlone(t *testing.T) {
 	if shared := e.grantsIn(e.session().SessionID); len(shared) != 0 {
 		t.Errorf("a session with two people is covered by a grant: %+v", shared)
 	}
+	// A session another agent opened with bot and alice: that agent may
+	// speak for someone else, so alice's grant does not apply there.
+	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "beta", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	beta := &Principal{Kind: PrincipalAgent, Name: "beta", AuthKind: AuthAgentKey}
+	viaBeta, err := e.svc.Send(e.ctx, beta, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "alice", Subject: "run it", Body: "for carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relayed := e.grantsIn(viaBeta.SessionID); len(relayed) != 0 {
+		t.Errorf("a session with another agent is covered by alice's grant: %+v", relayed)
+	}
 	if other, _ := e.svc.SessionGrants(e.ctx, e.bot, mine.SessionID, "Write"); len(other.Grants) != 0 {
 		t.Errorf("filter by tool returned %+v", other)
 	}

@@ -127,7 +127,8 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 // ProtectedPrefixes lists the protected path prefixes of seed 003 for this
 // configuration: the gateway's data directory, the directory of the running
 // executable (the bridge's own install), /etc/systemd, /etc/agentmail, the
-// agent key file, ~/.agentmail, ~/.ssh, and the extra
+// agent key file, ~/.agentmail, ~/.config/agentmail (the command-line
+// client's stored key), ~/.ssh, and the extra
 // prefixes of AGENTMAIL_PROTECTED_PATHS. exe is os.Executable() (may be ""),
 // home the home directory (may be "").
 func (c Config) ProtectedPrefixes(exe, home string) []string {
@@ -143,7 +144,7 @@ func (c Config) ProtectedPrefixes(exe, home string) []string {
 		out = append(out, c.AgentKeyFile)
 	}
 	if home != "" {
-		out = append(out, filepath.Join(home, ".agentmail"), filepath.Join(home, ".ssh"))
+		out = append(out, filepath.Join(home, ".agentmail"), filepath.Join(home, ".config", "agentmail"), filepath.Join(home, ".ssh"))
 	}
 	return append(out, c.ExtraProtected...)
 }

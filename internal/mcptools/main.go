@@ -46,7 +46,7 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 	// I-5: a degradation is said once, at start.
 	hidden := []string{cfg.DataDir, cfg.AgentKeyFile}
 	if home != "" {
-		hidden = append(hidden, filepath.Join(home, ".agentmail"))
+		hidden = append(hidden, filepath.Join(home, ".agentmail"), filepath.Join(home, ".config", "agentmail"))
 	}
 	sandbox, why := FindSandbox(ctx, cfg.Sandbox, cfg.Workspace, hidden, exec.LookPath)
 	if sandbox == nil {

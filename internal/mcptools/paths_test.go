@@ -162,7 +162,7 @@ func TestConfigProtectedPrefixes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := cfg.ProtectedPrefixes("/opt/agentmail/bin/agentmail", "/home/u")
-	want := []string{cwd + "/data", "/opt/agentmail/bin", "/etc/systemd", "/etc/agentmail", "/home/u/.agentmail/agent.key", "/home/u/.agentmail", "/home/u/.ssh", "/srv/secret", cwd + "/rel/dir"}
+	want := []string{cwd + "/data", "/opt/agentmail/bin", "/etc/systemd", "/etc/agentmail", "/home/u/.agentmail/agent.key", "/home/u/.agentmail", "/home/u/.config/agentmail", "/home/u/.ssh", "/srv/secret", cwd + "/rel/dir"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("ProtectedPrefixes =\n %v\nwant\n %v", got, want)
 	}

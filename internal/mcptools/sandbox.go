@@ -33,7 +33,8 @@ type Sandbox struct {
 	// Writable are the directories a command may write (the workspace).
 	Writable []string
 	// Hidden are the files and directories a command may not read at all
-	// (the gateway's data directory, the agent key file, ~/.agentmail).
+	// (the gateway's data directory, the agent key file, ~/.agentmail, the
+	// command-line client's stored key in ~/.config/agentmail).
 	Hidden []string
 }
 
@@ -83,6 +84,9 @@ func (sb *Sandbox) command(dir, command string) (string, []string) {
 		"--tmpfs", "/tmp",
 		"--unshare-pid",
 		"--die-with-parent",
+		// Run as root, a command would keep the capabilities to unmount
+		// what hides the keys or remount / writable: it gets none.
+		"--cap-drop", "ALL",
 	}
 	for _, w := range sb.Writable {
 		args = append(args, "--bind", w, w)

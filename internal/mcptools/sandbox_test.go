@@ -34,6 +34,8 @@ func probeCommand(keyFile, dataDir, outside string) string {
 		`env | grep AGENTMAIL_AGENT`,
 		`tr '\0' '\n' < /proc/$PPID/environ | grep AGENTMAIL_AGENT`,
 		`for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; done | grep AGENTMAIL_AGENT`,
+		`umount ` + keyFile + ` 2>/dev/null; umount ` + dataDir + ` 2>/dev/null; cat ` + keyFile + ` 2>&1`,
+		`mount -o remount,rw / 2>/dev/null && echo REMOUNTED`,
 		`echo made > inside.txt`,
 		`echo escaped > ` + outside + `/escaped.txt 2>/dev/null`,
 		`if touch /etc/agentmail-sandbox-probe 2>/dev/null; then echo WROTE-ETC; fi`,
@@ -85,8 +87,8 @@ func TestSandboxedCommandSeesNoAgentKeyAndWritesOnlyTheWorkspace(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, secret) {
 		t.Errorf("a sandboxed command read the agent key:\n%s", res.Stdout)
 	}
-	if strings.Contains(res.Stdout, "WROTE-ETC") {
-		t.Errorf("a sandboxed command wrote into /etc")
+	if strings.Contains(res.Stdout, "WROTE-ETC") || strings.Contains(res.Stdout, "REMOUNTED") {
+		t.Errorf("a sandboxed command wrote into /etc or remounted / writable:\n%s", res.Stdout)
 	}
 	assertContent(t, filepath.Join(ws, "inside.txt"), "made\n")
 	assertAbsent(t, filepath.Join(outside, "escaped.txt"))
