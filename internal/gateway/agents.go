@@ -178,9 +178,11 @@ func (s *Service) ListAgents(ctx context.Context) (*client.AgentList, error) {
 
 // AgentDetail answers one agent with its catalogue, allowed models, mail
 // sessions (most recent first, at most 100) and platform session mirror.
-// viewer "" lists every session (admin); otherwise only sessions the viewer
-// takes part in.
-func (s *Service) AgentDetail(ctx context.Context, name, viewer string) (*client.AgentDetail, error) {
+// viewer nil (the admin endpoint) lists every session and mirrored platform
+// session; otherwise only the sessions the viewer may see and the mirrored
+// platform sessions visibleMirror lets the viewer see (issue 12: a mirror
+// reveals a session's title and workspace).
+func (s *Service) AgentDetail(ctx context.Context, name string, viewer *Principal) (*client.AgentDetail, error) {
 	name = NormalizeName(name) // names are case-insensitive
 	q := s.Read()
 	a, err := q.GetAgent(ctx, name)
@@ -208,13 +210,23 @@ func (s *Service) AgentDetail(ctx context.Context, name, viewer string) (*client
 	if err != nil {
 		return nil, err
 	}
-	for _, row := range sessions {
-		if viewer != "" {
-			if _, err := q.Participant(ctx, row.SessionID, viewer); err != nil {
-				continue
-			}
+	viewerName := ""
+	var visible map[string]bool
+	if viewer != nil {
+		viewerName = viewer.Name
+		ids := make([]string, 0, len(sessions))
+		for _, row := range sessions {
+			ids = append(ids, row.SessionID)
 		}
-		v, err := s.sessionView(ctx, q, row, viewer)
+		if visible, err = visibleSessions(ctx, q, viewerName, ids); err != nil {
+			return nil, err
+		}
+	}
+	for _, row := range sessions {
+		if viewer != nil && !visible[row.SessionID] {
+			continue
+		}
+		v, err := s.sessionView(ctx, q, row, viewerName)
 		if err != nil {
 			return nil, err
 		}
@@ -223,6 +235,11 @@ func (s *Service) AgentDetail(ctx context.Context, name, viewer string) (*client
 	ps, err := q.PlatformSessions(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if viewer != nil {
+		if ps, err = visibleMirror(ctx, q, viewer, ps); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range ps {
 		out.PlatformSessions = append(out.PlatformSessions, client.PlatformSession{PlatformID: p.PlatformID, Workspace: p.Workspace,

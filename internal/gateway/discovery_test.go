@@ -90,9 +90,14 @@ func TestHeartbeatMirrorDropsNoSlugAndDuplicates(t *testing.T) {
 	if hb.PlatformSessionsSynced != 1 {
 		t.Errorf("synced = %d, want 1", hb.PlatformSessionsSynced)
 	}
-	d, _ := e.svc.AgentDetail(e.ctx, "bot", "")
+	d, _ := e.svc.AgentDetail(e.ctx, "bot", nil)
 	if len(d.PlatformSessions) != 1 || d.PlatformSessions[0].PlatformID != "c" {
 		t.Errorf("mirror = %+v", d.PlatformSessions)
+	}
+	// A person outside the mirror's sessions (and no admin) is not shown it
+	// on the agent's page either: its title and workspace are the session's.
+	if d, err := e.svc.AgentDetail(e.ctx, "bot", e.carol); err != nil || len(d.PlatformSessions) != 0 {
+		t.Errorf("carol sees the mirror on the agent's page: %+v, %v", d, err)
 	}
 }
 

@@ -174,7 +174,7 @@ func init() {
 }
 
 func (s *Server) handleAdminAgentModels(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), "")
+	d, err := s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), nil)
 	if err != nil {
 		return err
 	}

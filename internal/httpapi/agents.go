@@ -55,7 +55,7 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), PrincipalOf(r).Name)
+	d, err := s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), PrincipalOf(r))
 	if err != nil {
 		return err
 	}
