@@ -246,6 +246,28 @@ func (s *Service) CheckKeyIssuer(ctx context.Context, p *Principal, lifecycle st
 	return nil
 }
 
+// CheckLastingCredentialIssuer extends the key-lifetime rule to what outlives
+// any key: an account with a password (POST /admin/users) and a new
+// password or role for an account (PATCH /admin/users/{name}). Only a cookie
+// session or a permanent key may do these; a timed or one-time key is 403
+// key_cannot_create_credentials (field "Authorization"), so a short-lived
+// admin key cannot mint a lasting admin or take over another person.
+func (s *Service) CheckLastingCredentialIssuer(ctx context.Context, p *Principal) error {
+	if p == nil || p.AuthKind == AuthCookie || p.KeyID == "" {
+		return nil
+	}
+	k, err := s.Read().GetKey(ctx, p.KeyID)
+	if err != nil {
+		return err
+	}
+	if k.Lifecycle == client.LifecyclePermanent {
+		return nil
+	}
+	return &Error{Kind: KindForbidden, Code: "key_cannot_create_credentials", Field: "Authorization",
+		Message:    fmt.Sprintf("a %s key cannot create accounts or set passwords or roles: they would outlive it", k.Lifecycle),
+		Suggestion: "sign in with your password (the web page or `agentmail login`), or use a permanent key"}
+}
+
 // CreateAgentKeyAs is CreateAgentKey for the caller p (POST
 // /admin/agent-keys): the key-lifetime rule of CheckKeyIssuer applies to the
 // admin's key first.

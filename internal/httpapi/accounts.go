@@ -145,6 +145,9 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
+	if err := s.svc.CheckLastingCredentialIssuer(r.Context(), PrincipalOf(r)); err != nil {
+		return err
+	}
 	u, err := s.svc.CreateUser(r.Context(), req)
 	if err != nil {
 		return err
@@ -157,6 +160,11 @@ func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) error 
 	var req client.UpdateUserRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
+	}
+	if req.Password != nil || req.Role != nil {
+		if err := s.svc.CheckLastingCredentialIssuer(r.Context(), PrincipalOf(r)); err != nil {
+			return err
+		}
 	}
 	u, err := s.svc.UpdateUser(r.Context(), PrincipalOf(r), chi.URLParam(r, "username"), req)
 	if err != nil {

@@ -95,3 +95,61 @@ func TestKeysCreateOnlyKeysThatDieNoLaterThanThemselves(t *testing.T) {
 		t.Fatalf("%d keys, want %d", n, before+3)
 	}
 }
+
+// An account with a password, or a new password or role, outlives any key:
+// only the signed-in person or a permanent key may create or set them, so a
+// timed or one-time admin key can neither mint a lasting admin nor take
+// over another person.
+func TestShortLivedKeysCannotCreateAccountsOrSetPasswords(t *testing.T) {
+	e := newEnv(t)
+	ctx := e.ctx()
+	now := e.clock.Now()
+	exp := now.Add(time.Hour)
+	mk := func(req client.CreateUserKeyRequest) *client.Client {
+		t.Helper()
+		k, err := e.admin.CreateUserKey(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client.New(e.url, client.WithToken(k.KeyToken))
+	}
+	if _, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "bob", Password: "bob-password-1", Role: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	pw, admin := "stolen-password-1", "admin"
+	// A one-time key is spent by its one request, so each try gets its own.
+	for _, by := range []struct {
+		name string
+		key  func() *client.Client
+	}{
+		{"timed", func() *client.Client {
+			return mk(client.CreateUserKeyRequest{Label: "timed", Lifecycle: client.LifecycleTimed, ExpiresAt: &exp})
+		}},
+		{"one-time", func() *client.Client {
+			return mk(client.CreateUserKeyRequest{Label: "once", Lifecycle: client.LifecycleOneTime})
+		}},
+	} {
+		_, err := by.key().AdminCreateUser(ctx, client.CreateUserRequest{Username: "mallory", Password: "mallory-password-1", Role: "admin"})
+		if ae := wantStatus(t, err, 403, "key_cannot_create_credentials"); ae.Body.Field != "Authorization" {
+			t.Errorf("%s key: field %q", by.name, ae.Body.Field)
+		}
+		_, err = by.key().AdminUpdateUser(ctx, "bob", client.UpdateUserRequest{Password: &pw})
+		wantStatus(t, err, 403, "key_cannot_create_credentials")
+		_, err = by.key().AdminUpdateUser(ctx, "bob", client.UpdateUserRequest{Role: &admin})
+		wantStatus(t, err, 403, "key_cannot_create_credentials")
+	}
+	if _, err := client.New(e.url).Login(ctx, client.LoginRequest{Username: "mallory", Password: "mallory-password-1"}); err == nil {
+		t.Fatal("mallory was created")
+	}
+	if _, err := client.New(e.url).Login(ctx, client.LoginRequest{Username: "bob", Password: pw}); err == nil {
+		t.Fatal("bob's password was changed")
+	}
+	// A permanent key and the signed-in admin still may.
+	perm := mk(client.CreateUserKeyRequest{Label: "permanent", Lifecycle: client.LifecyclePermanent})
+	if _, err := perm.AdminCreateUser(ctx, client.CreateUserRequest{Username: "carol", Password: "carol-password-1", Role: "user"}); err != nil {
+		t.Errorf("permanent key creates a user: %v", err)
+	}
+	if _, err := e.admin.AdminUpdateUser(ctx, "bob", client.UpdateUserRequest{Password: &pw}); err != nil {
+		t.Errorf("signed-in admin sets a password: %v", err)
+	}
+}
