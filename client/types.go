@@ -767,3 +767,21 @@ type Event struct {
 	Type string // one of the Event* names
 	Data []byte // JSON payload
 }
+
+// CreateTurnTokenRequest is the body of POST /api/v1/agent/turn-tokens: the
+// session the token will act in (one the agent takes part in).
+type CreateTurnTokenRequest struct {
+	SessionID string `json:"session_id"`
+}
+
+// TurnToken answers POST /api/v1/agent/turn-tokens. Token is the bearer
+// token (prefix "amt_"), present in this one answer only; TokenID names it
+// for DELETE /api/v1/agent/turn-tokens/{token_id}. It acts as the agent
+// within SessionID only, until ExpiresAt (at most the gateway's bound,
+// 12 h by default) or its revocation.
+type TurnToken struct {
+	TokenID   string    `json:"token_id"`
+	Token     string    `json:"token"`
+	SessionID string    `json:"session_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+}

@@ -171,6 +171,9 @@ func (s *Service) Suggest(ctx context.Context, p *Principal, query string, limit
 	type pathKey struct{ name, ws string }
 	paths := map[pathKey]time.Time{}
 	for _, m := range members {
+		if !inTurnScope(ctx, p.Name, m.SessionID) { // visibility.go: a turn token sees its session only
+			continue
+		}
 		touch(m.Name, m.LastActivity)
 		if m.Name == p.Name {
 			continue

@@ -39,6 +39,9 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 	}
 	hash := HashToken(token)
 	k, owner, err := s.lookupKey(ctx, hash) // keycache.go
+	if errors.Is(err, store.ErrNotFound) && strings.HasPrefix(token, turnTokenPrefix) {
+		return s.authTurnToken(ctx, hash) // turntokens.go
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Unauthorized("invalid_key", "the key is unknown")
 	}

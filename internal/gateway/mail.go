@@ -285,7 +285,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	// The replied mail, which must be one the sender can see.
 	var parent *store.ViewedMail
 	if spec.replyTo != "" {
-		v, err := tx.ViewMail(ctx, spec.replyTo, p.Name)
+		v, err := viewMail(ctx, tx.Q, spec.replyTo, p.Name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, &Error{Kind: KindNotFound, Code: "mail_not_found", Field: "reply_to",
 				Message: "reply_to names no mail you sent or received", Suggestion: "use the mail_id of the mail you answer"}
@@ -401,6 +401,12 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			return nil, err
 		}
 		newSession = true
+	}
+	if turnRestricted(ctx, p.Name) && (newSession || !inTurnScope(ctx, p.Name, sess.SessionID)) {
+		// A turn token writes into its own session only (turntokens.go);
+		// a mail that would open a session, or reach another one by a
+		// default address, is refused and rolled back, so nothing is created.
+		return nil, errTurnTokenNotAllowed
 	}
 	if spec.roundBudget != nil && !newSession {
 		// round_budget sets the budget of the session a mail opens; a mail
@@ -560,7 +566,18 @@ func checkRelayRecipients(ctx context.Context, tx *Tx, sess store.SessionRow, pa
 //     agent is the sender and in which the person takes part;
 //   - from a person to a person: the most recently active people-only
 //     session (no agent) in which both take part.
+//
+// A session outside the sender's turn scope (visibility.go inTurnScope) is
+// store.ErrNotFound too.
 func defaultSession(ctx context.Context, q *store.Q, to address.Address, toKind, sender, senderKind string) (store.SessionRow, error) {
+	sess, err := defaultSessionAny(ctx, q, to, toKind, sender, senderKind)
+	if err == nil && !inTurnScope(ctx, sender, sess.SessionID) {
+		return store.SessionRow{}, store.ErrNotFound
+	}
+	return sess, err
+}
+
+func defaultSessionAny(ctx context.Context, q *store.Q, to address.Address, toKind, sender, senderKind string) (store.SessionRow, error) {
 	switch {
 	case toKind == store.KindAgent:
 		return q.DefaultSession(ctx, to.Name, to.Path, sender)
@@ -659,7 +676,7 @@ func replySubject(s string) string {
 // linked once).
 func (s *Service) Forward(ctx context.Context, p *Principal, id string, req client.ForwardRequest) (*client.SendMailResponse, error) {
 	q := s.Read()
-	orig, err := q.ViewMail(ctx, id, p.Name)
+	orig, err := viewMail(ctx, q, id, p.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrMailNotFound
 	}

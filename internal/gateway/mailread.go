@@ -94,7 +94,7 @@ func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.Viewed
 // the same 404 as an unknown one.
 func (s *Service) GetMail(ctx context.Context, p *Principal, id string) (*client.Mail, error) {
 	q := s.Read()
-	v, err := q.ViewMail(ctx, id, p.Name)
+	v, err := viewMail(ctx, q, id, p.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrMailNotFound
 	}
@@ -211,7 +211,7 @@ func (s *Service) MarkRead(ctx context.Context, p *Principal, req client.MarkRea
 // or received, oldest first (at most 500).
 func (s *Service) Thread(ctx context.Context, p *Principal, id string) (*client.MailList, error) {
 	q := s.Read()
-	v, err := q.ViewMail(ctx, id, p.Name)
+	v, err := viewMail(ctx, q, id, p.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrMailNotFound
 	}

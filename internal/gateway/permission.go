@@ -174,6 +174,10 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 	var out client.Permission
 	err := s.Write(ctx, func(tx *Tx) error {
 		if old, err := tx.PermissionByRelayKey(ctx, p.Name, req.RelayKey); err == nil {
+			if !inTurnScope(ctx, p.Name, old.SessionID) {
+				return Conflict("relay_key_used", "this relay_key was already used by another request of this agent",
+					"use the platform's own permission id as relay_key")
+			}
 			out = permissionView(old)
 			out.Duplicate = true
 			return nil
@@ -366,7 +370,7 @@ func (s *Service) GetPermission(ctx context.Context, p *Principal, mailID string
 	if err != nil {
 		return nil, err
 	}
-	if p.IsAgent() && row.AgentName != p.Name {
+	if p.IsAgent() && (row.AgentName != p.Name || !inTurnScope(ctx, p.Name, row.SessionID)) {
 		return nil, permissionNotFound()
 	}
 	if p.IsPerson() {

@@ -48,6 +48,10 @@ type Config struct {
 	// attachment_quota_exceeded (caps.go). Default
 	// DefaultAttachmentQuotaBytes.
 	AttachmentQuotaBytes int64
+	// TurnTokenTTL bounds the life of a per-turn token (turntokens.go): it
+	// expires this long after it was issued even when nobody revokes it.
+	// Default 12 h.
+	TurnTokenTTL time.Duration
 }
 
 func (c *Config) fill() {
@@ -74,6 +78,9 @@ func (c *Config) fill() {
 	}
 	if c.AttachmentQuotaBytes <= 0 {
 		c.AttachmentQuotaBytes = DefaultAttachmentQuotaBytes
+	}
+	if c.TurnTokenTTL <= 0 {
+		c.TurnTokenTTL = DefaultTurnTokenTTL
 	}
 }
 

@@ -29,7 +29,7 @@ type TreeQuery struct {
 // Nodes the person neither sent nor received are left out.
 func (s *Service) Tree(ctx context.Context, p *Principal, id string, tq TreeQuery) (*client.Tree, error) {
 	q := s.Read()
-	if _, err := q.ViewMail(ctx, id, p.Name); errors.Is(err, store.ErrNotFound) {
+	if _, err := viewMail(ctx, q, id, p.Name); errors.Is(err, store.ErrNotFound) {
 		return nil, ErrMailNotFound
 	} else if err != nil {
 		return nil, err

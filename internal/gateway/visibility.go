@@ -24,10 +24,51 @@ import (
 
 // visibleSessions answers which of the session ids the principal named
 // viewer (a person's username or an agent's name) may see: today exactly
-// the sessions viewer takes part in. Unknown ids are absent from the set,
-// so "unknown" and "not yours" cannot be told apart.
+// the sessions viewer takes part in, narrowed to the turn's session when
+// the request authenticated with viewer's turn token (inTurnScope). Unknown
+// ids are absent from the set, so "unknown" and "not yours" cannot be told
+// apart.
 func visibleSessions(ctx context.Context, q *store.Q, viewer string, ids []string) (map[string]bool, error) {
-	return q.SessionsWithParticipant(ctx, viewer, ids)
+	set, err := q.SessionsWithParticipant(ctx, viewer, ids)
+	if err != nil {
+		return nil, err
+	}
+	for id := range set {
+		if !inTurnScope(ctx, viewer, id) {
+			delete(set, id)
+		}
+	}
+	return set, nil
+}
+
+// inTurnScope is the rule of turn tokens (turntokens.go): when ctx carries
+// a turn token of viewer (WithPrincipal), viewer may act in that token's
+// session only; otherwise nothing is narrowed. Questions about others (may
+// this person see the session the turn runs in?) are not narrowed either.
+// The sessions a turn opens by delegation are to be added here.
+func inTurnScope(ctx context.Context, viewer, sessionID string) bool {
+	sc, ok := ctx.Value(turnScopeKey{}).(turnScope)
+	if !ok || sc.agent != viewer {
+		return true
+	}
+	return sessionID == sc.session
+}
+
+// turnRestricted reports whether ctx carries viewer's turn token.
+func turnRestricted(ctx context.Context, viewer string) bool {
+	sc, ok := ctx.Value(turnScopeKey{}).(turnScope)
+	return ok && sc.agent == viewer
+}
+
+// viewMail answers mail id as viewer sees it (a mail viewer sent or
+// received, store ViewMail) when its session is within viewer's turn scope
+// (inTurnScope); otherwise store.ErrNotFound, what an unknown id answers.
+func viewMail(ctx context.Context, q *store.Q, id, viewer string) (store.ViewedMail, error) {
+	v, err := q.ViewMail(ctx, id, viewer)
+	if err == nil && !inTurnScope(ctx, viewer, v.SessionID) {
+		return store.ViewedMail{}, store.ErrNotFound
+	}
+	return v, err
 }
 
 // mayViewSession reports whether viewer may see the session id (see

@@ -17,6 +17,9 @@ func (s *Server) wrap(rt Route) http.Handler {
 		if err == nil {
 			err = authorize(p, rt.Auth)
 		}
+		if err == nil && p != nil {
+			err = allowTurnToken(p, rt) // turntokens.go
+		}
 		// Routes that need no credentials act for nobody, so a cookie sent
 		// along needs no CSRF token: signing in again while holding a valid
 		// cookie works (POST /auth/login).

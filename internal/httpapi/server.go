@@ -146,7 +146,9 @@ func PrincipalOf(r *http.Request) *gateway.Principal {
 
 // withPrincipal stores the principal in the request context.
 func withPrincipal(r *http.Request, p *gateway.Principal) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), principalKey, p))
+	// gateway.WithPrincipal carries a turn token's session into the
+	// gateway's visibility rule.
+	return r.WithContext(context.WithValue(gateway.WithPrincipal(r.Context(), p), principalKey, p))
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {

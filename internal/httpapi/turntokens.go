@@ -1,0 +1,76 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// Per-turn token routes (issue 12, point 9; gateway/turntokens.go).
+func init() {
+	p := Prefix
+	RegisterRoutes(
+		Route{Method: "POST", Path: p + "/agent/turn-tokens", Auth: AuthAgent, Summary: "Issue a per-turn token acting as the agent within one session (agent key only)",
+			Request: client.CreateTurnTokenRequest{}, Response: client.TurnToken{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleCreateTurnToken},
+		Route{Method: "DELETE", Path: p + "/agent/turn-tokens/{token_id}", Auth: AuthAgent, Summary: "Revoke a per-turn token (agent key only)",
+			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeTurnToken},
+	)
+}
+
+// turnTokenRoutes are the only routes a turn token may use ("METHOD path"
+// as in the route table). Each either names a session or a mail, and the
+// gateway narrows what it answers to the token's session (visibility.go
+// inTurnScope), or touches no session (models, uploads, contacts). Every
+// other route, new ones included, answers a turn token 403
+// turn_token_not_allowed: register, heartbeat, the event stream, the
+// inbox, marking read, forwarding, schedules, runs, alias sync, turn
+// tokens themselves, and every person or admin route (a turn token is an
+// agent, never a person).
+var turnTokenRoutes = map[string]bool{
+	"POST " + Prefix + "/mail/send":                 true,
+	"GET " + Prefix + "/mail/{id}":                  true,
+	"GET " + Prefix + "/mail/{id}/thread":           true,
+	"GET " + Prefix + "/sessions/{id}":              true,
+	"GET " + Prefix + "/sessions/{id}/participants": true,
+	"POST " + Prefix + "/permission/request":        true,
+	"GET " + Prefix + "/permission/{mail_id}":       true,
+	"GET " + Prefix + "/grants":                     true,
+	"POST " + Prefix + "/attachments":               true,
+	"GET " + Prefix + "/attachments/{id}":           true,
+	"GET " + Prefix + "/contacts":                   true,
+	"GET " + Prefix + "/address/suggest":            true,
+	"GET " + Prefix + "/address/resolve":            true,
+	"GET " + Prefix + "/agent/models/allowed":       true,
+}
+
+// allowTurnToken refuses a turn token on a route outside turnTokenRoutes.
+func allowTurnToken(p *gateway.Principal, rt Route) error {
+	if p.IsTurnToken() && rt.Auth != AuthNone && !turnTokenRoutes[rt.Method+" "+rt.Path] {
+		return gateway.ErrTurnTokenNotAllowed
+	}
+	return nil
+}
+
+func (s *Server) handleCreateTurnToken(w http.ResponseWriter, r *http.Request) error {
+	var req client.CreateTurnTokenRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	out, err := s.svc.CreateTurnToken(r.Context(), PrincipalOf(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleRevokeTurnToken(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.RevokeTurnToken(r.Context(), PrincipalOf(r), chi.URLParam(r, "token_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
