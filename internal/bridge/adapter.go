@@ -41,8 +41,6 @@ type Env struct {
 	AgentName string
 	// GatewayURL is the gateway's base URL, e.g. http://127.0.0.1:8180.
 	GatewayURL string
-	// AgentKey is the agent's bearer key (for the MCP server's environment).
-	AgentKey string
 	// MCPCommand is the argv that starts the AgentMail MCP tool server
 	// (`agentmail mcp`) over stdio. Adapters configure the platform with it.
 	MCPCommand []string
@@ -107,7 +105,9 @@ type TurnRequest struct {
 	Model *client.ModelRef
 	// ToolEnv is extra environment for the AgentMail tool server of this turn
 	// (AGENTMAIL_SESSION_ID, AGENTMAIL_MAIL_ID, AGENTMAIL_WORKSPACE,
-	// AGENTMAIL_PERMISSION_MODE), where the platform allows per-turn values.
+	// AGENTMAIL_PERMISSION_MODE, and TurnTokenEnv, the turn's only
+	// credential), where the platform allows per-turn values. The agent key
+	// is never among them: adapters never see it (Env has none).
 	ToolEnv map[string]string
 	// Permission asks a person; nil when the platform's permission
 	// forwarding is off.

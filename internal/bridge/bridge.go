@@ -241,7 +241,6 @@ func (b *Bridge) Run(ctx context.Context) error {
 	env := Env{
 		AgentName:  agent.Name,
 		GatewayURL: b.cfg.Settings.GatewayURL,
-		AgentKey:   b.cfg.Settings.AgentKey,
 		MCPCommand: b.cfg.MCPCommand,
 		Bin:        b.cfg.Bin,
 		Log:        func(msg string, args ...any) { b.log.Info(msg, args...) },
@@ -726,6 +725,11 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 	prompt := BuildPrompt(PromptInput{MailID: in.MailID, From: in.FromName, FromIsAgent: in.FromKind == "agent",
 		Subject: in.Subject, ReplyAddress: in.ReplyAddress, SelfAddress: in.SelfAddress, Workspace: ws.Dir})
 
+	// The platform and its tools get a token for this turn's session only,
+	// never the agent key; it dies when the turn ends (turntoken.go).
+	tok := b.turnToken(ctx, log, in.SessionID)
+	defer b.revokeTurnToken(ctx, log, tok)
+
 	var failures []AttemptFailure
 	allCouldNotRun := true
 	var out attemptOutcome
@@ -735,10 +739,10 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		if i > 0 {
 			sid = "" // D-3.5: a fresh platform session per retry
 		}
-		out = b.attempt(ctx, in, ws.Dir, prompt, model, i+1, sid)
+		out = b.attempt(ctx, in, tok, ws.Dir, prompt, model, i+1, sid)
 		if out.sessionGone && sid != "" && ctx.Err() == nil {
 			log.Warn("the bound platform session no longer exists; starting a new one", "platform_session", sid)
-			out = b.attempt(ctx, in, ws.Dir, prompt, model, i+1, "")
+			out = b.attempt(ctx, in, tok, ws.Dir, prompt, model, i+1, "")
 		}
 		if out.interrupted {
 			log.Info("turn stopped: the bridge is stopping")
@@ -788,8 +792,9 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 // the platform's asynchronous verdict (D-3.1, D-3.2): a verdict error fails
 // the attempt and stops its turn; a nil verdict, a successful turn end, or
 // VerdictTimeout without a verdict (D-3.4) counts as success, after which
-// the turn is awaited to its end.
-func (b *Bridge) attempt(ctx context.Context, in incoming, dir, prompt string, model *client.ModelRef, n int, sid string) attemptOutcome {
+// the turn is awaited to its end. tok is the turn's token (nil when none
+// could be had: the tools then have no credentials).
+func (b *Bridge) attempt(ctx context.Context, in incoming, tok *client.TurnToken, dir, prompt string, model *client.ModelRef, n int, sid string) attemptOutcome {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID, "model", ModelLabel(model), "attempt", n)
 	run := newRun(b.gw, b.log, b.now, b.AgentName(), in.SessionID, in.MailID, ModelLabel(model), n)
 	run.start(ctx)
@@ -820,6 +825,9 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, dir, prompt string, m
 			startedMu.Unlock()
 			run.started(ctx, pid)
 		},
+	}
+	if tok != nil {
+		req.ToolEnv[TurnTokenEnv] = tok.Token
 	}
 	// bindStarted binds the platform session the turn runs in as soon as the
 	// model is known to run (or the turn is interrupted), so a restart in
@@ -1200,7 +1208,9 @@ func (b *Bridge) handleDecision(ctx context.Context, ev client.PermissionDecisio
 		if order := AttemptOrder(b.modelScope(ctx), b.caps.PerTurnModel); len(order) > 0 {
 			model = order[0]
 		}
-		out := b.attempt(ctx, in, ws.Dir, prompt, model, 1, psid)
+		tok := b.turnToken(ctx, log, in.SessionID)
+		defer b.revokeTurnToken(ctx, log, tok)
+		out := b.attempt(ctx, in, tok, ws.Dir, prompt, model, 1, psid)
 		switch {
 		case out.interrupted:
 			return

@@ -53,7 +53,7 @@ func TestStartupRegistersHeartbeatsAtOnceAndSubscribesWithoutLastEventID(t *test
 	h.timers.waitFire(t, testBeat)
 	h.waitGW("second heartbeat", func() bool { return len(gw.beats) == 2 })
 	env := fake.Env()
-	if env.AgentName != "bot" || env.AgentKey != "k" || env.Bin != "/usr/bin/fake" || strings.Join(env.MCPCommand, " ") != "/bin/agentmail mcp" {
+	if env.AgentName != "bot" || env.Bin != "/usr/bin/fake" || strings.Join(env.MCPCommand, " ") != "/bin/agentmail mcp" {
 		t.Fatalf("adapter Env = %+v", env)
 	}
 	if h.logs.count("connected to http://gateway.test as bot") != 1 {

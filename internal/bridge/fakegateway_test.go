@@ -23,27 +23,29 @@ type fakeGateway struct {
 	agent string
 	key   string
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	seq       int
-	base      time.Time
-	mails     []*client.Mail
-	unread    map[string]bool // mail id → unread for the agent
-	sessions  map[string]*client.Session
-	relays    map[string]string // relay_key → mail id
-	perms     map[string]*client.Permission
-	grants    []client.Grant
-	runs      map[string]client.Run
-	runOrder  []string
-	events    []client.Event
-	streams   []*fakeStream
-	subscribe []int64 // Last-Event-ID of every subscribe call
-	beats     []client.HeartbeatRequest
-	registers []client.RegisterRequest
-	inboxQs   []client.InboxQuery
-	sends     []client.SendMailRequest
-	syncs     []client.SyncSessionRequest
-	binds     []string
+	mu         sync.Mutex
+	cond       *sync.Cond
+	seq        int
+	base       time.Time
+	mails      []*client.Mail
+	unread     map[string]bool // mail id → unread for the agent
+	sessions   map[string]*client.Session
+	relays     map[string]string // relay_key → mail id
+	perms      map[string]*client.Permission
+	grants     []client.Grant
+	runs       map[string]client.Run
+	runOrder   []string
+	events     []client.Event
+	streams    []*fakeStream
+	subscribe  []int64 // Last-Event-ID of every subscribe call
+	beats      []client.HeartbeatRequest
+	registers  []client.RegisterRequest
+	inboxQs    []client.InboxQuery
+	sends      []client.SendMailRequest
+	syncs      []client.SyncSessionRequest
+	binds      []string
+	turnTokens []*fakeTurnToken
+	turnErr    error // CreateTurnToken fails with it
 
 	allowed      []client.ModelRef
 	unrestricted bool
@@ -586,4 +588,61 @@ func (l *logBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
+}
+
+// fakeTurnToken is one issued turn token of the fake.
+type fakeTurnToken struct {
+	client.TurnToken
+	revoked bool
+}
+
+// CreateTurnToken issues a token for a session the fake knows; an unknown
+// session is the gateway's 404.
+func (g *fakeGateway) CreateTurnToken(ctx context.Context, sessionID string) (*client.TurnToken, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.turnErr != nil {
+		return nil, g.turnErr
+	}
+	if _, ok := g.sessions[sessionID]; !ok {
+		return nil, &client.APIError{Status: 404, Body: client.ErrorBody{Error: "no such session", Code: "session_not_found"}}
+	}
+	id, now := g.nextLocked("tt_")
+	t := &fakeTurnToken{TurnToken: client.TurnToken{TokenID: id, Token: "amt_" + id, SessionID: sessionID, ExpiresAt: now.Add(12 * time.Hour)}}
+	g.turnTokens = append(g.turnTokens, t)
+	g.changed()
+	out := t.TurnToken
+	return &out, nil
+}
+
+// RevokeTurnToken marks an issued token revoked; unknown or revoked is 404.
+func (g *fakeGateway) RevokeTurnToken(ctx context.Context, tokenID string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.turnTokens {
+		if t.TokenID == tokenID && !t.revoked {
+			t.revoked = true
+			g.changed()
+			return nil
+		}
+	}
+	return &client.APIError{Status: 404, Body: client.ErrorBody{Error: "no such active turn token", Code: "turn_token_not_found"}}
+}
+
+// turnTokenState answers the issued token with that bearer value and
+// whether it is still active.
+func (g *fakeGateway) turnTokenState(token string) (client.TurnToken, bool, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.turnTokenStateLocked(token)
+}
+
+// turnTokenStateLocked is turnTokenState with the fake locked (waitGW).
+func (g *fakeGateway) turnTokenStateLocked(token string) (client.TurnToken, bool, bool) {
+	for _, t := range g.turnTokens {
+		if t.Token == token {
+			return t.TurnToken, !t.revoked, true
+		}
+	}
+	return client.TurnToken{}, false, false
 }

@@ -44,6 +44,11 @@ type Gateway interface {
 	// SessionRuns is GET /api/v1/sessions/{id}/runs (catch-up skips mails a
 	// run already handled, so a restart never runs a mail twice).
 	SessionRuns(ctx context.Context, sessionID string) (*client.RunList, error)
+	// CreateTurnToken is POST /api/v1/agent/turn-tokens: the token the
+	// platform's tools get for one turn (turntoken.go).
+	CreateTurnToken(ctx context.Context, sessionID string) (*client.TurnToken, error)
+	// RevokeTurnToken is DELETE /api/v1/agent/turn-tokens/{id}, at turn end.
+	RevokeTurnToken(ctx context.Context, tokenID string) error
 }
 
 // EventStream is one open agent event stream (GET /api/v1/events/stream).

@@ -28,16 +28,16 @@ const (
 // another). A turn token's principal carries TurnSession, the one session
 // it may act in (visibility.go inTurnScope applies it).
 type Principal struct {
-	Kind      string // PrincipalPerson | PrincipalAgent
-	Name      string // username or agent name
-	Role      string // people: RoleAdmin | RoleUser
-	AuthKind  string // AuthCookie | AuthUserKey | AuthAgentKey | AuthTurnToken
-	KeyID     string // for key auth; for a turn token its token_id
+	Kind     string // PrincipalPerson | PrincipalAgent
+	Name     string // username or agent name
+	Role     string // people: RoleAdmin | RoleUser
+	AuthKind string // AuthCookie | AuthUserKey | AuthAgentKey | AuthTurnToken
+	KeyID    string // for key auth; for a turn token its token_id
 	// TurnSession is the session a turn token is bound to; "" for every
 	// other kind of authentication.
 	TurnSession string
-	CSRFToken string // for cookie auth
-	CookieID  string // hash of the cookie value, for logout
+	CSRFToken   string // for cookie auth
+	CookieID    string // hash of the cookie value, for logout
 }
 
 // IsPerson reports a person.

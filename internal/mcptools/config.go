@@ -17,8 +17,11 @@ const DefaultGatewayURL = "http://127.0.0.1:8180"
 // the names every platform shares (issue 4 item 6, seed 003):
 //
 //	AGENTMAIL_GATEWAY_URL        gateway base URL (default http://127.0.0.1:8180)
-//	AGENTMAIL_AGENT_KEY          agent key; else the file AGENTMAIL_AGENT_KEY_FILE
-//	                             or ~/.agentmail/agent.key
+//	AGENTMAIL_TURN_TOKEN         per turn: the turn token the bridge got for this
+//	                             turn's session; when set it is the only
+//	                             credential (no key is read from a file)
+//	AGENTMAIL_AGENT_KEY          agent key (without a bridge); else the file
+//	                             AGENTMAIL_AGENT_KEY_FILE or ~/.agentmail/agent.key
 //	AGENTMAIL_AGENT_NAME         the agent's name (connect_to_server)
 //	AGENTMAIL_PLATFORM           the platform name (connect_to_server), e.g. "claude"
 //	AGENTMAIL_SESSION_ID         per turn: the mail session (mail-driven when set)
@@ -30,8 +33,12 @@ const DefaultGatewayURL = "http://127.0.0.1:8180"
 //	AGENTMAIL_PROTECTED_PATHS    more protected prefixes, separated by ':'
 //	AGENTMAIL_SANDBOX            auto (default) or off: approved commands in bubblewrap
 type Config struct {
-	GatewayURL     string
-	AgentKey       string
+	GatewayURL string
+	// AgentKey is the bearer token the tools use: the turn token when
+	// TurnToken is set, else the agent key.
+	AgentKey string
+	// TurnToken is AGENTMAIL_TURN_TOKEN, the bridge's per-turn token.
+	TurnToken      string
 	AgentKeyFile   string
 	AgentName      string
 	Platform       string
@@ -64,6 +71,10 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 		Platform:   strings.TrimSpace(getenv("AGENTMAIL_PLATFORM")),
 		SessionID:  strings.TrimSpace(getenv("AGENTMAIL_SESSION_ID")),
 		MailID:     strings.TrimSpace(getenv("AGENTMAIL_MAIL_ID")),
+		TurnToken:  strings.TrimSpace(getenv("AGENTMAIL_TURN_TOKEN")),
+	}
+	if c.TurnToken != "" {
+		c.AgentKey = c.TurnToken
 	}
 	if c.GatewayURL == "" {
 		c.GatewayURL = DefaultGatewayURL
@@ -116,7 +127,7 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 	} else {
 		c.AgentKeyFile = abs(c.AgentKeyFile)
 	}
-	if c.AgentKey == "" {
+	if c.AgentKey == "" && c.TurnToken == "" {
 		if b, err := os.ReadFile(c.AgentKeyFile); err == nil {
 			c.AgentKey = strings.TrimSpace(string(b))
 		}

@@ -143,14 +143,14 @@ func (a *Adapter) startedEnv() (bridge.Env, error) {
 }
 
 // mcpConfig returns the --mcp-config JSON for one turn: the AgentMail tool server started
-// with env.MCPCommand, its environment carrying the gateway, the key and the turn's ToolEnv.
+// with env.MCPCommand, its environment carrying the gateway and the turn's ToolEnv (with the
+// turn's token, bridge.TurnTokenEnv); the agent key is never in it.
 func mcpConfig(env bridge.Env, toolEnv map[string]string) ([]byte, error) {
 	if len(env.MCPCommand) == 0 {
 		return nil, nil
 	}
 	vars := map[string]string{
 		"AGENTMAIL_GATEWAY_URL": env.GatewayURL,
-		"AGENTMAIL_AGENT_KEY":   env.AgentKey,
 	}
 	if env.AgentName != "" {
 		vars["AGENTMAIL_AGENT_NAME"] = env.AgentName
@@ -187,12 +187,14 @@ func (a *Adapter) args(req bridge.TurnRequest, mcpFile string) []string {
 	return append(args, a.opts.ExtraArgs...)
 }
 
-// environ is the process environment with ENABLE_TOOL_SEARCH=false.
+// environ is the process environment without the bridge's credentials
+// (bridge.PlatformEnviron) and with ENABLE_TOOL_SEARCH=false.
 func (a *Adapter) environ() []string {
 	base := a.opts.Environ
 	if base == nil {
 		base = os.Environ()
 	}
+	base = bridge.PlatformEnviron(base)
 	out := make([]string, 0, len(base)+1)
 	for _, kv := range base {
 		if !strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH=") {

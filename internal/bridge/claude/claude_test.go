@@ -35,7 +35,7 @@ func serveTestMCP() {
 	type none struct{}
 	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Tells the session id and gateway of this tool server."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
-			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY")
+			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN")
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
@@ -59,7 +59,6 @@ func setup(t *testing.T, rules ...fakemodel.Rule) (*Adapter, *fakemodel.Server) 
 	err = a.Start(context.Background(), bridge.Env{
 		AgentName:  "coder",
 		GatewayURL: "http://127.0.0.1:1",
-		AgentKey:   "ak_test",
 		MCPCommand: []string{self, "mcp-serve"},
 		Bin:        bin,
 	})
@@ -246,7 +245,7 @@ func TestMCPToolsAreOfferedWithTheTurnEnvironment(t *testing.T) {
 	)
 	asked := false
 	res := runTurn(t, a, bridge.TurnRequest{
-		Cwd: t.TempDir(), Prompt: "who am i", ToolEnv: map[string]string{"AGENTMAIL_SESSION_ID": "sess-42"},
+		Cwd: t.TempDir(), Prompt: "who am i", ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn", "AGENTMAIL_SESSION_ID": "sess-42"},
 		Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
 			asked = true
 			return bridge.PermissionAnswer{}
@@ -261,7 +260,7 @@ func TestMCPToolsAreOfferedWithTheTurnEnvironment(t *testing.T) {
 		t.Fatal("an AgentMail tool triggered a permission question despite --allowedTools")
 	}
 	tr := reqs[len(reqs)-1].LastToolResults
-	if len(tr) != 1 || !strings.Contains(tr[0].Content, "session=sess-42 gateway=http://127.0.0.1:1 key=ak_test") {
+	if len(tr) != 1 || !strings.Contains(tr[0].Content, "session=sess-42 gateway=http://127.0.0.1:1 key= token=amt_turn") {
 		t.Fatalf("tool result %+v", tr)
 	}
 	if res.Text != "tool answered" {
@@ -304,7 +303,7 @@ func TestArgsAndMCPConfig(t *testing.T) {
 	if args := strings.Join(a.args(bridge.TurnRequest{}, ""), " "); strings.Contains(args, "--resume") || strings.Contains(args, "--permission-prompt-tool") || strings.Contains(args, "--model") {
 		t.Fatalf("new session args %s", args)
 	}
-	cfg, err := mcpConfig(bridge.Env{GatewayURL: "http://g", AgentKey: "k", MCPCommand: []string{"/bin/agentmail", "mcp"}}, map[string]string{"AGENTMAIL_MAIL_ID": "m-1"})
+	cfg, err := mcpConfig(bridge.Env{GatewayURL: "http://g", MCPCommand: []string{"/bin/agentmail", "mcp"}}, map[string]string{"AGENTMAIL_MAIL_ID": "m-1", bridge.TurnTokenEnv: "amt_t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,10 +318,10 @@ func TestArgsAndMCPConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := parsed.MCPServers["agentmail"]
-	if srv.Command != "/bin/agentmail" || len(srv.Args) != 1 || srv.Args[0] != "mcp" || srv.Env["AGENTMAIL_MAIL_ID"] != "m-1" || srv.Env["AGENTMAIL_AGENT_KEY"] != "k" || srv.Env["AGENTMAIL_GATEWAY_URL"] != "http://g" {
+	if srv.Command != "/bin/agentmail" || len(srv.Args) != 1 || srv.Args[0] != "mcp" || srv.Env["AGENTMAIL_MAIL_ID"] != "m-1" || srv.Env[bridge.TurnTokenEnv] != "amt_t" || srv.Env["AGENTMAIL_AGENT_KEY"] != "" || srv.Env["AGENTMAIL_GATEWAY_URL"] != "http://g" {
 		t.Fatalf("config %s", cfg)
 	}
-	env := strings.Join(New(Options{Environ: []string{"A=1", "ENABLE_TOOL_SEARCH=true"}}).environ(), " ")
+	env := strings.Join(New(Options{Environ: []string{"A=1", "AGENTMAIL_AGENT_KEY=secret", "ENABLE_TOOL_SEARCH=true", "AGENTMAIL_TURN_TOKEN=amt_x"}}).environ(), " ")
 	if env != "A=1 ENABLE_TOOL_SEARCH=false" {
 		t.Fatalf("environ %s", env)
 	}

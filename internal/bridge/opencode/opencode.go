@@ -263,12 +263,13 @@ func (a *Adapter) spawn(ctx context.Context, c *api, environ []string) error {
 	if err != nil {
 		return fmt.Errorf("opencode: temporary directory: %w", err)
 	}
-	// The agent key reaches the tool server through its own environment only, never the
-	// model's shell.
+	// The bridge's credentials never reach the server or the model's shell
+	// (bridge.PlatformEnviron); the tools get the turn's token through their own
+	// registration (registerTools).
 	vars := make([]string, 0, len(environ)+2)
-	for _, kv := range environ {
+	for _, kv := range bridge.PlatformEnviron(environ) {
 		k, _, _ := strings.Cut(kv, "=")
-		if k != "AGENTMAIL_AGENT_KEY" && k != "AGENTMAIL_AGENT_SECRET" && k != "OPENCODE_SERVER_PASSWORD" {
+		if k != "OPENCODE_SERVER_PASSWORD" {
 			vars = append(vars, kv)
 		}
 	}

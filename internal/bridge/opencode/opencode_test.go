@@ -38,7 +38,7 @@ func serveTestMCP() {
 		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
 			wd, _ := os.Getwd()
 			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " mail=" + os.Getenv("AGENTMAIL_MAIL_ID") +
-				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") +
+				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN") +
 				" platform=" + os.Getenv("AGENTMAIL_PLATFORM") + " cwd=" + wd
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
@@ -69,7 +69,6 @@ func setup(t *testing.T, rules ...fakemodel.Rule) (*Adapter, *fakemodel.Server) 
 	err = a.Start(ctx, bridge.Env{
 		AgentName:  "coder",
 		GatewayURL: "http://127.0.0.1:1",
-		AgentKey:   "ak_test",
 		MCPCommand: []string{self, "mcp-serve"},
 		Bin:        bin,
 		Log: func(msg string, args ...any) {
@@ -344,12 +343,12 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		}
 		for _, sess := range []string{"sess-42", "sess-43"} {
 			res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "who am i, " + sess, Permission: perm,
-				ToolEnv: map[string]string{"AGENTMAIL_SESSION_ID": sess, "AGENTMAIL_MAIL_ID": "mail-" + sess}})
+				ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn", "AGENTMAIL_SESSION_ID": sess, "AGENTMAIL_MAIL_ID": "mail-" + sess}})
 			if res.Text != "tool answered" {
 				t.Fatalf("result %+v", res)
 			}
 			tr := lastRequestFor(t, s, "who am i, "+sess).LastToolResults
-			want := "session=" + sess + " mail=mail-" + sess + " gateway=http://127.0.0.1:1 key=ak_test platform=opencode cwd=" + dir
+			want := "session=" + sess + " mail=mail-" + sess + " gateway=http://127.0.0.1:1 key= token=amt_turn platform=opencode cwd=" + dir
 			if len(tr) != 1 || !strings.Contains(tr[0].Content, want) {
 				t.Fatalf("tool result %+v, want %q", tr, want)
 			}

@@ -404,7 +404,8 @@ func guardedRuleset() []permissionRule {
 }
 
 // registerTools registers the AgentMail tool server for dir (POST /mcp?directory=dir),
-// its environment carrying the gateway, the key and this turn's ToolEnv. opencode runs
+// its environment carrying the gateway and this turn's ToolEnv (with the turn's token,
+// bridge.TurnTokenEnv; never the agent key). opencode runs
 // one tool server per directory, and registering the same name again replaces the
 // process, so each turn's values reach the tools; the core runs one turn per directory
 // at a time, so they belong to this turn.
@@ -420,7 +421,6 @@ func (a *Adapter) registerTools(ctx context.Context, c *api, env bridge.Env, dir
 	}
 	vars := map[string]string{
 		"AGENTMAIL_GATEWAY_URL": env.GatewayURL,
-		"AGENTMAIL_AGENT_KEY":   env.AgentKey,
 		"AGENTMAIL_PLATFORM":    Name,
 	}
 	if env.AgentName != "" {

@@ -75,8 +75,8 @@ const (
 type Options struct {
 	// Environ is the environment of every pi process (KEY=VALUE lines); nil means
 	// os.Environ(). The user's pi configuration (PI_CODING_AGENT_DIR, providers, models)
-	// passes through; AGENTMAIL_AGENT_KEY is removed (the tools get the key through their
-	// own environment file, never the model's shell).
+	// passes through; the bridge's credentials are removed (bridge.PlatformEnviron: the
+	// tools get the turn's token through their own environment file, never the model's shell).
 	Environ []string
 	// IdleTimeout stops a session's process after that long without a turn; the next
 	// turn resumes it with --session.
@@ -159,10 +159,10 @@ func (a *Adapter) baseEnviron() []string {
 		src = os.Environ()
 	}
 	out := make([]string, 0, len(src)+4)
-	for _, kv := range src {
+	for _, kv := range bridge.PlatformEnviron(src) {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "AGENTMAIL_AGENT_KEY", "AGENTMAIL_AGENT_SECRET", envMCP, envToolEnv, envGuarded:
+		case envMCP, envToolEnv, envGuarded:
 			continue
 		}
 		out = append(out, kv)

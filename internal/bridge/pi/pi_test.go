@@ -46,7 +46,7 @@ func serveTestMCP() {
 		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
 			wd, _ := os.Getwd()
 			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " mail=" + os.Getenv("AGENTMAIL_MAIL_ID") +
-				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") +
+				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN") +
 				" platform=" + os.Getenv("AGENTMAIL_PLATFORM") + " cwd=" + wd
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
@@ -106,7 +106,6 @@ func setup(t *testing.T) *fixture {
 	err = a.Start(context.Background(), bridge.Env{
 		AgentName:  "coder",
 		GatewayURL: "http://127.0.0.1:1",
-		AgentKey:   "ak_test",
 		MCPCommand: []string{self, "mcp-serve"},
 		Bin:        bin,
 		Log: func(msg string, args ...any) {
@@ -416,13 +415,13 @@ func TestAgainstRealPi(t *testing.T) {
 		sid := ""
 		for _, mail := range []string{"mail-1", "mail-2"} {
 			res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "who am i, " + mail, Permission: perm, PlatformSessionID: sid,
-				ToolEnv: map[string]string{"AGENTMAIL_SESSION_ID": "sess-42", "AGENTMAIL_MAIL_ID": mail}})
+				ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn", "AGENTMAIL_SESSION_ID": "sess-42", "AGENTMAIL_MAIL_ID": mail}})
 			sid = res.PlatformSessionID
 			if res.Text != "tool answered" {
 				t.Fatalf("result %+v", res)
 			}
 			tr := lastRequestFor(t, s, "who am i, "+mail).LastToolResults
-			want := "session=sess-42 mail=" + mail + " gateway=http://127.0.0.1:1 key=ak_test platform=pi cwd=" + dir
+			want := "session=sess-42 mail=" + mail + " gateway=http://127.0.0.1:1 key= token=amt_turn platform=pi cwd=" + dir
 			if len(tr) != 1 || !strings.Contains(tr[0].Content, want) {
 				t.Fatalf("tool result %+v, want %q", tr, want)
 			}

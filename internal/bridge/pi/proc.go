@@ -84,7 +84,6 @@ func (a *Adapter) startProc(ctx context.Context, env bridge.Env, spec procSpec) 
 		p.envPath = a.toolEnvFile()
 		p.baseEnv = map[string]string{
 			"AGENTMAIL_GATEWAY_URL": env.GatewayURL,
-			"AGENTMAIL_AGENT_KEY":   env.AgentKey,
 			"AGENTMAIL_PLATFORM":    Name,
 		}
 		if env.AgentName != "" {
