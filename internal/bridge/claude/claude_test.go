@@ -363,3 +363,47 @@ func TestWithoutPermissionFuncClaudeRefusesTheTool(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 }
+
+// A key set for the bridge never reaches Claude Code's own shell, and the files the
+// adapter writes for the turn (--mcp-config) carry the turn's token, not the key: Bash
+// prints its environment, Claude Code's environment (/proc/$PPID/environ) and the
+// --mcp-config file of its parent.
+func TestClaudesOwnShellSeesNoAgentKeyOnlyTheTurnToken(t *testing.T) {
+	bin := platformtest.Require(t, platformtest.Claude)
+	const secret = "ak_bridge_secret_0123456789"
+	cmd := `env; echo ---; tr '\0' '\n' < /proc/$PPID/environ; echo ---; ` +
+		`f=$(tr '\0' '\n' < /proc/$PPID/cmdline | grep -A1 -x -- --mcp-config | tail -1); echo "config=$f"; cat "$f"`
+	s := fakemodel.NewTest(t,
+		fakemodel.Rule{ToolResultFor: "Bash", Reply: fakemodel.Text("looked")},
+		fakemodel.Rule{UserContains: "look around", Reply: fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "toolu_env", Name: "Bash", Input: map[string]any{"command": cmd, "description": "look"}}}}},
+	)
+	env := platformtest.NewEnv(t)
+	env.UseClaude(s.URL)
+	env.Set("AGENTMAIL_AGENT_KEY", secret)
+	a := New(Options{Environ: env.Environ()})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background(), bridge.Env{AgentName: "coder", GatewayURL: "http://127.0.0.1:1",
+		MCPCommand: []string{self, "mcp-serve"}, Bin: bin}); err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "look around",
+		ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn_token_value", "AGENTMAIL_SESSION_ID": "sess-42"},
+		Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
+			return bridge.PermissionAnswer{Allow: true}
+		}})
+	reqs := s.ModelRequests()
+	tr := reqs[len(reqs)-1].LastToolResults
+	if len(tr) != 1 {
+		t.Fatalf("tool results %+v", tr)
+	}
+	out := tr[0].Content
+	if strings.Contains(out, secret) {
+		t.Fatalf("the agent key reached Claude Code's shell:\n%s", out)
+	}
+	if !strings.Contains(out, `"AGENTMAIL_TURN_TOKEN":"amt_turn_token_value"`) || strings.Contains(out, "AGENTMAIL_AGENT_KEY") {
+		t.Fatalf("want the --mcp-config file with the turn token and no key:\n%s", out)
+	}
+}
