@@ -138,7 +138,9 @@ type InboxQuery struct {
 
 // Inbox answers the principal's received mails, newest first, with cc and
 // attachment ids (T-1.1, T-1.2) and the total unread count. The mails are
-// shown as they were before marking.
+// shown as they were before marking. Under a turn token only the mails of
+// the token's session are listed (and marked); the unread count is then
+// that of the listed page.
 func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*client.MailList, error) {
 	switch iq.Status {
 	case store.InboxUnread, store.InboxRead, store.InboxAll:
@@ -152,6 +154,21 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 	rows, err := q.Inbox(ctx, p.Name, iq.Status, iq.Limit, iq.Cursor)
 	if err != nil {
 		return nil, err
+	}
+	full := len(rows) == iq.Limit && len(rows) > 0
+	next := ""
+	if full {
+		next = rows[len(rows)-1].MailID
+	}
+	restricted := turnRestricted(ctx, p.Name)
+	if restricted {
+		kept := rows[:0]
+		for _, r := range rows {
+			if inTurnScope(ctx, p.Name, r.SessionID) {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
 	}
 	views, err := s.mailViews(ctx, q, rows)
 	if err != nil {
@@ -173,12 +190,17 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 			}
 		}
 	}
-	out := &client.MailList{Mails: views}
+	out := &client.MailList{Mails: views, NextCursor: next}
+	if restricted {
+		for _, r := range rows {
+			if !r.Read {
+				out.Unread++
+			}
+		}
+		return out, nil
+	}
 	if out.Unread, err = q.Unread(ctx, p.Name); err != nil {
 		return nil, err
-	}
-	if len(rows) == iq.Limit && len(rows) > 0 {
-		out.NextCursor = rows[len(rows)-1].MailID
 	}
 	return out, nil
 }
@@ -187,7 +209,8 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 const MaxMarkRead = 1000
 
 // MarkRead marks the principal's copies of the mails read (or unread);
-// ids of mails not addressed to the principal are ignored.
+// ids of mails not addressed to the principal are ignored, and so, under a
+// turn token, are ids outside the token's session.
 func (s *Service) MarkRead(ctx context.Context, p *Principal, req client.MarkReadRequest) (*client.MarkReadResponse, error) {
 	if len(req.MailIDs) == 0 {
 		return nil, Invalid("mail_ids", "mail_ids is empty", "send the ids to mark")
@@ -195,10 +218,24 @@ func (s *Service) MarkRead(ctx context.Context, p *Principal, req client.MarkRea
 	if len(req.MailIDs) > MaxMarkRead {
 		return nil, Invalid("mail_ids", fmt.Sprintf("at most %d ids at once", MaxMarkRead), "send them in batches")
 	}
+	ids := req.MailIDs
+	if turnRestricted(ctx, p.Name) {
+		ids = nil
+		for _, id := range req.MailIDs {
+			if _, err := viewMail(ctx, s.Read(), id, p.Name); err == nil {
+				ids = append(ids, id)
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+		}
+		if len(ids) == 0 {
+			return &client.MarkReadResponse{}, nil
+		}
+	}
 	var n int
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
-		n, err = tx.MarkRead(ctx, p.Name, req.MailIDs, req.Unread, tx.Now)
+		n, err = tx.MarkRead(ctx, p.Name, ids, req.Unread, tx.Now)
 		return err
 	})
 	if err != nil {

@@ -25,13 +25,15 @@ func init() {
 // gateway narrows what it answers to the token's session (visibility.go
 // inTurnScope), or touches no session (models, uploads, contacts). Every
 // other route, new ones included, answers a turn token 403
-// turn_token_not_allowed: register, heartbeat, the event stream, the
-// inbox, marking read, forwarding, schedules, runs, alias sync, turn
+// turn_token_not_allowed: register, heartbeat, the event stream,
+// forwarding, schedules, runs, alias sync, turn
 // tokens themselves, and every person or admin route (a turn token is an
 // agent, never a person).
 var turnTokenRoutes = map[string]bool{
 	"POST " + Prefix + "/mail/send":                 true,
 	"GET " + Prefix + "/mail/{id}":                  true,
+	"GET " + Prefix + "/mail/inbox":                 true,
+	"POST " + Prefix + "/mail/read":                 true,
 	"GET " + Prefix + "/mail/{id}/thread":           true,
 	"GET " + Prefix + "/sessions/{id}":              true,
 	"GET " + Prefix + "/sessions/{id}/participants": true,
