@@ -23,15 +23,21 @@ const (
 	// person's decision (or a request's timeout) frees a place, and
 	// neither can be foreseen.
 	pendingPermissionsRetry = 30 * time.Second
+	// timedOutHoldsPlace is how long a permission request that nobody
+	// decided before its expiry still counts under the pending cap,
+	// from when it was asked.
+	timedOutHoldsPlace = time.Hour
 )
 
 // checkPendingPermissions refuses a new permission request in a session
 // that already has Config.MaxPendingPermissions undecided ones: 429
-// too_many_pending_permissions. It runs inside the request's write
+// too_many_pending_permissions. A request that timed out keeps its place
+// for timedOutHoldsPlace after it was asked, so short expiries cannot
+// flood the session's people. It runs inside the request's write
 // transaction (on PostgreSQL every write transaction holds the shared
 // write lock), so concurrent requests cannot pass the cap together.
 func (s *Service) checkPendingPermissions(ctx context.Context, tx *Tx, sess store.SessionRow) error {
-	n, err := tx.CountPendingPermissionsInSession(ctx, sess.SessionID)
+	n, err := tx.CountOpenPermissionsInSession(ctx, sess.SessionID, tx.Now.Add(-timedOutHoldsPlace))
 	if err != nil {
 		return err
 	}
@@ -40,7 +46,7 @@ func (s *Service) checkPendingPermissions(ctx context.Context, tx *Tx, sess stor
 		return nil
 	}
 	return &Error{Kind: KindRateLimited, Code: "too_many_pending_permissions", RetryAfter: pendingPermissionsRetry,
-		Message: fmt.Sprintf("session %q already has %d permission requests waiting for a decision; the limit is %d per session",
+		Message: fmt.Sprintf("session %q already has %d permission requests waiting for a decision or expired undecided within the last hour; the limit is %d per session",
 			sess.Alias, n, limit),
 		Suggestion: "do not run the action; wait until a person decides a waiting request (or it times out) and ask again, " +
 			"or tell the person in your reply what you need; the admin can raise AGENTMAIL_MAX_PENDING_PERMISSIONS"}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -592,5 +593,33 @@ func TestForwardingARequestDoesNotDecideIt(t *testing.T) {
 	}
 	if _, err := e.svc.Forward(e.ctx, e.bob, p.MailID, client.ForwardRequest{To: "carol", Body: "fyi"}); err != nil {
 		t.Fatalf("forwarding a decided request: %v", err)
+	}
+}
+
+// A request that expires undecided keeps its place under the pending cap
+// for an hour after it was asked, so an agent cannot flood the people of a
+// session with requests of one-second expiry.
+func TestShortExpiriesDoNotFreeThePendingCap(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.soloSession(e.alice)
+	ask := func(i int) error {
+		exp := e.clock.Now().Add(time.Second)
+		_, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Run it?", SessionID: s.SessionID,
+			RelayKey: "short-" + strconv.Itoa(i), Tool: "Bash", ExpiresAt: &exp})
+		return err
+	}
+	for i := 0; i < DefaultMaxPendingPermissions; i++ {
+		if err := ask(i); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	e.clock.Advance(2 * time.Second)
+	if n, err := e.svc.ExpirePermissions(e.ctx); err != nil || n != DefaultMaxPendingPermissions {
+		t.Fatalf("expired %d, %v", n, err)
+	}
+	wantCode(t, ask(100), KindRateLimited, "too_many_pending_permissions")
+	e.clock.Advance(time.Hour)
+	if err := ask(101); err != nil {
+		t.Errorf("an hour later the expired requests still hold the cap: %v", err)
 	}
 }

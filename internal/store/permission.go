@@ -192,6 +192,20 @@ func (q *Q) CountPendingPermissionsInSession(ctx context.Context, sessionID stri
 	return n, err
 }
 
+// CountOpenPermissionsInSession counts the session's permission requests
+// that still hold a place under the pending cap: the undecided ones, and
+// those that timed out without a decision and were created after since (a
+// request asked with a short expiry would otherwise free its place at
+// once).
+func (q *Q) CountOpenPermissionsInSession(ctx context.Context, sessionID string, since time.Time) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM permission_requests p
+		LEFT JOIN permission_decisions d ON d.mail_id = p.mail_id
+		WHERE p.session_id = ? AND (d.mail_id IS NULL OR (d.decided_via = 'timeout' AND p.created_at > ?))`,
+		sessionID, Millis(since)).Scan(&n)
+	return n, err
+}
+
 // ExpiredPermissions answers up to limit undecided requests whose
 // expires_at is at or before now, oldest expiry first.
 func (q *Q) ExpiredPermissions(ctx context.Context, now time.Time, limit int) ([]PermissionRow, error) {
