@@ -25,9 +25,25 @@ var (
 // "don't" or "can't", counts too), "不" and "否" only as a word of their own
 // (between punctuation or spaces), the other Chinese words as substrings.
 // The list holds the words (deny, refuse, reject, no, not, never,
-// 拒绝, 不同意, 不, 否) and their common forms and synonyms.
+// 拒绝, 不同意, 不, 否), their common forms and synonyms, the negations
+// written without an apostrophe, and no in a few other languages. A word
+// that only looks like an ASCII refusal ("nо" with a Cyrillic о, "N0" with
+// a zero) counts as that refusal (refusal compares confusable skeletons).
 var RefusalWords = []string{"deny", "denied", "refuse", "refused", "reject", "rejected", "no", "nope", "nah", "not",
-	"never", "dont", "不", "否", "拒绝", "不同意", "不要", "不行", "不准", "不可以", "禁止"}
+	"never", "dont", "cannot", "cant", "isnt", "wont", "aint", "doesnt", "didnt", "shouldnt", "wouldnt", "couldnt",
+	"mustnt", "nein", "nicht", "non", "不", "否", "拒绝", "不同意", "不要", "不行", "不准", "不可以", "禁止"}
+
+// refusalSkeletons maps the confusable skeleton (NameSkeleton) of each
+// ASCII refusal word to the word.
+var refusalSkeletons = func() map[string]string {
+	m := map[string]string{}
+	for _, r := range RefusalWords {
+		if r[0] < 0x80 {
+			m[NameSkeleton(r)] = r
+		}
+	}
+	return m
+}()
 
 // standaloneRefusals are the Chinese refusals that count only as a word of
 // their own: 不 starts many words that do not refuse (不过, 不用谢).
@@ -128,6 +144,9 @@ func refusal(w string) string {
 		case w == r:
 			return r
 		}
+	}
+	if r, ok := refusalSkeletons[NameSkeleton(w)]; ok {
+		return r
 	}
 	return ""
 }

@@ -31,6 +31,16 @@ func TestReadDecisionPinnedCases(t *testing.T) {
 		{"sure", false, false, `the first word "sure" is not an approval word`},
 		{"", false, false, "holds no word"},
 
+		// negations without an apostrophe, no in other languages, and words
+		// that only look like a refusal
+		{"approve cannot", false, false, `also says "cannot"`},
+		{"approve isnt", false, false, `also says "isnt"`},
+		{"approve wont", false, false, `also says "wont"`},
+		{"yes nein", false, false, `also says "nein"`},
+		{"yes N0", false, false, `also says "no"`},
+		{"yes n\u043e", false, false, `also says "no"`}, // Cyrillic о
+		{"approve, n\u043et now", false, false, `also says "not"`},
+
 		// approvals: the whole first word, any case, punctuation around it
 		{"  同意  ", true, false, ""},
 		{"　同意", true, false, ""}, // full-width space
