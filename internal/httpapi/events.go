@@ -7,9 +7,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
 )
+
+// streamEvents lists the events the streams carry (client.Event*) with the
+// type of each one's data, as the gateway emits them (W-4): the OpenAPI
+// document describes them under "x-agentmail-events".
+func streamEvents() []OpenAPIEvent {
+	return []OpenAPIEvent{
+		{Name: client.EventNewMail, Data: client.NewMailEvent{}},
+		{Name: client.EventPermissionRequest, Data: client.Permission{}},
+		{Name: client.EventPermissionDecision, Data: client.PermissionDecisionEvent{}},
+		{Name: client.EventSessionUpdated, Data: client.Session{}},
+		{Name: client.EventRunUpdated, Data: client.Run{}},
+	}
+}
 
 // handleStream serves GET /events/stream (agents) and /me/events/stream
 // (people), issue 2 item 9: `id:` is the event-log id; with Last-Event-ID

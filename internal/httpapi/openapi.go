@@ -48,6 +48,15 @@ type OpenAPIRoute struct {
 	Query []OpenAPIParam
 }
 
+// OpenAPIEvent is one server-sent event of the event streams: its name and
+// the zero value of its JSON data. BuildOpenAPI lists the events under the
+// document's "x-agentmail-events" (name -> schema of the data), so clients
+// can type the payloads that no route's body describes.
+type OpenAPIEvent struct {
+	Name string // e.g. client.EventNewMail
+	Data any    // e.g. client.NewMailEvent{}
+}
+
 // OpenAPIParam is one query parameter.
 type OpenAPIParam struct {
 	Name        string
@@ -65,13 +74,19 @@ type openAPIDoc = map[string]any
 // BuildOpenAPI returns the OpenAPI 3.1 document describing routes, as
 // indented JSON ending in a newline. Schemas of named struct types become
 // components/schemas entries named after the type; every error status and
-// "default" answer client.ErrorBody (errorBody is its zero value). The
+// "default" answer client.ErrorBody (errorBody is its zero value); events
+// become "x-agentmail-events". A string field tagged `enum:"a,b"` may take
+// only those values (a JSON Schema enum). The
 // output is deterministic: the same routes give the same bytes. Errors: a
 // route with an empty method or a path not starting with "/", or the same
 // method and path twice.
-func BuildOpenAPI(routes []OpenAPIRoute, errorBody any) ([]byte, error) {
+func BuildOpenAPI(routes []OpenAPIRoute, errorBody any, events ...OpenAPIEvent) ([]byte, error) {
 	g := newOASchemaGen()
 	errRef := g.schemaFor(reflect.TypeOf(errorBody))
+	eventSchemas := map[string]any{}
+	for _, e := range events {
+		eventSchemas[e.Name] = g.schemaFor(reflect.TypeOf(e.Data))
+	}
 	paths := map[string]any{}
 	opIDs := map[string]string{}
 	for _, r := range routes {
@@ -118,6 +133,9 @@ func BuildOpenAPI(routes []OpenAPIRoute, errorBody any) ([]byte, error) {
 				"csrfToken":  map[string]any{"type": "apiKey", "in": "header", "name": "X-CSRF-Token", "description": "The csrf_token of the login answer; required with the session cookie on POST, PUT, PATCH and DELETE."},
 			},
 		},
+	}
+	if len(eventSchemas) > 0 {
+		doc["x-agentmail-events"] = eventSchemas
 	}
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -412,12 +430,30 @@ func oaNullable(s map[string]any) map[string]any {
 	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }
 
+// oaEnum restricts s to values; a nullable s keeps null among them.
+func oaEnum(s map[string]any, values []string) map[string]any {
+	c := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		c[k] = v
+	}
+	enum := make([]any, 0, len(values)+1)
+	for _, v := range values {
+		enum = append(enum, v)
+	}
+	if t, ok := s["type"].([]any); ok && len(t) == 2 && t[1] == "null" {
+		enum = append(enum, nil)
+	}
+	c["enum"] = enum
+	return c
+}
+
 // oaJSONField is one field as encoding/json sees it.
 type oaJSONField struct {
 	name      string
 	typ       reflect.Type
 	omitempty bool
 	asString  bool
+	enum      []string // from the `enum:"a,b"` tag
 	depth     int
 	tagged    bool
 	order     int
@@ -437,6 +473,9 @@ func (g *oaSchemaGen) structSchema(t reflect.Type) map[string]any {
 			s = map[string]any{"type": "string"}
 		} else {
 			s = g.schemaFor(f.typ)
+		}
+		if len(f.enum) > 0 {
+			s = oaEnum(s, f.enum)
 		}
 		props[f.name] = s
 		if !f.omitempty {
@@ -485,6 +524,9 @@ func oaJSONFields(t reflect.Type) []oaJSONField {
 				continue
 			}
 			f := oaJSONField{name: name, typ: ft, depth: depth, tagged: name != "", order: order}
+			if e := sf.Tag.Get("enum"); e != "" {
+				f.enum = strings.Split(e, ",")
+			}
 			order++
 			if f.name == "" {
 				f.name = sf.Name

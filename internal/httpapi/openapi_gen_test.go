@@ -172,6 +172,46 @@ func TestOpenAPIOperations(t *testing.T) {
 	}
 }
 
+// oaEnumSample has a nullable field with an enum tag.
+type oaEnumSample struct {
+	Level *string `json:"level,omitempty" enum:"low,high"`
+}
+
+func TestOpenAPIEnumTagsAndEvents(t *testing.T) {
+	raw, err := BuildOpenAPI(oaSampleRoutes(), client.ErrorBody{},
+		OpenAPIEvent{Name: client.EventNewMail, Data: client.NewMailEvent{}},
+		OpenAPIEvent{Name: "sample", Data: oaEnumSample{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	schemas := oaDig(t, doc, "components", "schemas")
+	// An enum tag lists the values; a nullable field keeps null among them.
+	if got := oaJSONOf(oaDig(t, schemas, "Mail", "properties", "from_kind")); got != `{"enum":["agent","person","system"],"type":"string"}` {
+		t.Errorf("from_kind %s", got)
+	}
+	if got := oaJSONOf(oaDig(t, schemas, "oaEnumSample", "properties", "level")); got != `{"enum":["low","high",null],"type":["string","null"]}` {
+		t.Errorf("level %s", got)
+	}
+	if got := oaJSONOf(oaDig(t, schemas, "Mail", "properties", "subject")); got != `{"type":"string"}` {
+		t.Errorf("a field without the tag got %s", got)
+	}
+	// Events name the schema of their data, which becomes a component.
+	if got := oaJSONOf(oaDig(t, doc, "x-agentmail-events")); got != `{"new_mail":{"$ref":"#/components/schemas/NewMailEvent"},"sample":{"$ref":"#/components/schemas/oaEnumSample"}}` {
+		t.Errorf("x-agentmail-events %s", got)
+	}
+	if got := oaJSONOf(oaDig(t, schemas, "NewMailEvent", "properties", "role")); got != `{"enum":["to","cc","from"],"type":"string"}` {
+		t.Errorf("NewMailEvent.role %s", got)
+	}
+	// Without events the document has no x-agentmail-events.
+	if _, plain := oaBuildSample(t); plain["x-agentmail-events"] != nil {
+		t.Error("x-agentmail-events without events")
+	}
+}
+
 func TestOpenAPIOutputIsDeterministic(t *testing.T) {
 	a, _ := oaBuildSample(t)
 	for i := 0; i < 5; i++ {
@@ -206,6 +246,7 @@ func TestResponseValidator(t *testing.T) {
 		"wrong type":             strings.Replace(good, `"read":false`, `"read":"no"`, 1),
 		"bad date-time":          strings.Replace(good, `2026-11-30T12:00:00Z`, `yesterday`, 1),
 		"null list":              strings.Replace(good, `"attachments":[]`, `"attachments":null`, 1),
+		"value outside the enum": strings.Replace(good, `"from_kind":"agent"`, `"from_kind":"robot"`, 1),
 		"not JSON":               `<html>`,
 	} {
 		if err := v.Validate("GET", "/api/v1/me/mail/{id}", 200, "application/json", []byte(body)); err == nil {

@@ -79,7 +79,7 @@ var (
 // api/openapi.json holds.
 func OpenAPIDocument() ([]byte, error) {
 	openAPIOnce.Do(func() {
-		openAPIDocB, openAPIErr = BuildOpenAPI(OpenAPIRoutes(), client.ErrorBody{})
+		openAPIDocB, openAPIErr = BuildOpenAPI(OpenAPIRoutes(), client.ErrorBody{}, streamEvents()...)
 	})
 	return openAPIDocB, openAPIErr
 }
