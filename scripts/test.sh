@@ -2,7 +2,7 @@
 # Runs every test of AgentMail: formatting, vet, the Go suite with the race
 # detector (unit, HTTP, end-to-end tests over the real binary and the real
 # agent platforms), the packages that touch the database once more on
-# PostgreSQL, and the web page's unit and browser tests.
+# PostgreSQL, and the web page's generated wire types, unit and browser tests.
 # AGENTMAIL_SKIP_POSTGRES=1 leaves out the PostgreSQL run (CI never does).
 # Installs what is missing first (scripts/deps.sh).
 #
@@ -69,6 +69,12 @@ go_test_postgres() {
   return $rc
 }
 
+web_types_current() {
+  # src/api/openapi.gen.ts is generated from api/openapi.json; the check
+  # regenerates it in memory and compares, writing nothing.
+  (cd web && npm run --silent check:types)
+}
+
 web_unit() {
   (cd web && npm run --silent typecheck && npm test --silent)
 }
@@ -101,6 +107,7 @@ if [ "${AGENTMAIL_SKIP_POSTGRES:-0}" != 1 ] || [ "${CI:-}" = true ]; then
   step "go test (PostgreSQL)" go_test_postgres
 fi
 if [ -f web/package.json ]; then
+  step "web wire types match api/openapi.json" web_types_current
   step "web typecheck and unit tests" web_unit
   step "committed web build matches the sources" env SKIP_NPM_CI=1 scripts/check-web-build.sh
   step "web browser tests" web_browser

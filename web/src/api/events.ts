@@ -6,7 +6,7 @@
 // reload what it shows.
 
 import { url } from './client'
-import type { EventName } from './types'
+import { EVENT_SCHEMAS, type EventName } from './types'
 
 /** Live connection state shown by the banner. */
 export type LiveState = 'connecting' | 'open' | 'lost'
@@ -19,13 +19,7 @@ export interface LiveHandlers {
   onResync: () => void
 }
 
-const EVENT_NAMES: EventName[] = [
-  'new_mail',
-  'permission_request',
-  'permission_decision',
-  'session_updated',
-  'run_updated',
-]
+const EVENT_NAMES = Object.keys(EVENT_SCHEMAS) as EventName[]
 
 /** connectLive opens the stream and returns a function that closes it. */
 export function connectLive(h: LiveHandlers, retryMs = 3000): () => void {

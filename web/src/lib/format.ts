@@ -1,7 +1,7 @@
 // Dates and sizes for display.
 
 /** formatWhen shows a time of today as HH:MM, else a short date (with the year when not this year). */
-export function formatWhen(iso: string | undefined, lang: string, now: Date = new Date()): string {
+export function formatWhen(iso: string | null | undefined, lang: string, now: Date = new Date()): string {
   if (!iso) return ''
   const d = new Date(iso)
   if (Number.isNaN(d.getTime())) return ''
@@ -12,7 +12,7 @@ export function formatWhen(iso: string | undefined, lang: string, now: Date = ne
 }
 
 /** formatFull shows a full local date and time. */
-export function formatFull(iso: string | undefined, lang: string): string {
+export function formatFull(iso: string | null | undefined, lang: string): string {
   if (!iso) return ''
   const d = new Date(iso)
   if (Number.isNaN(d.getTime())) return ''
