@@ -9,6 +9,28 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
+// accountRoutes are sign-in, the person's own user keys, and the admin's
+// accounts and keys (issue 8 item 1).
+func accountRoutes() []Route {
+	p := Prefix
+	return []Route{
+		{Method: "POST", Path: p + "/auth/login", Auth: AuthNone, Summary: "Sign in; sets the HttpOnly session cookie", Request: client.LoginRequest{}, Response: client.LoginResponse{}, Status: 200, Errors: []int{400, 401, 403, 415, 429, 500}, Handler: (*Server).handleLogin},
+		{Method: "POST", Path: p + "/auth/logout", Auth: AuthPerson, Summary: "Sign out; clears the session cookie", Status: 204, Errors: errsPerson, Handler: (*Server).handleLogout},
+		{Method: "GET", Path: p + "/me", Auth: AuthPerson, Summary: "The signed-in person", Response: client.Me{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMe},
+		{Method: "POST", Path: p + "/me/keys", Auth: AuthPerson, Summary: "Create a user key (token shown once)", Request: client.CreateUserKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: errsPerson, Handler: (*Server).handleCreateUserKey},
+		{Method: "GET", Path: p + "/me/keys", Auth: AuthPerson, Summary: "List the person's user keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListUserKeys},
+		{Method: "DELETE", Path: p + "/me/keys/{key_id}", Auth: AuthPerson, Summary: "Revoke one of the person's user keys", Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteUserKey},
+		{Method: "POST", Path: p + "/admin/agent-keys", Auth: AuthAdmin, Summary: "Register a client-generated agent key (key_token) or issue one", Request: client.CreateAgentKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: []int{400, 401, 403, 409, 500}, Handler: (*Server).handleCreateAgentKey},
+		{Method: "GET", Path: p + "/admin/agent-keys", Auth: AuthAdmin, Summary: "List agent keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListAgentKeys},
+		{Method: "DELETE", Path: p + "/admin/agent-keys/{key_id}", Auth: AuthAdmin, Summary: "Revoke an agent key", Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteAgentKey},
+		{Method: "GET", Path: p + "/admin/user-keys", Auth: AuthAdmin, Summary: "List every person's user keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAdminListUserKeys},
+		{Method: "DELETE", Path: p + "/admin/user-keys/{key_id}", Auth: AuthAdmin, Summary: "Revoke any user key", Status: 204, Errors: errsRead, Handler: (*Server).handleAdminDeleteUserKey},
+		{Method: "GET", Path: p + "/admin/users", Auth: AuthAdmin, Summary: "List people", Response: client.UserList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListUsers},
+		{Method: "POST", Path: p + "/admin/users", Auth: AuthAdmin, Summary: "Create a person", Request: client.CreateUserRequest{}, Response: client.User{}, Status: 201, Errors: []int{400, 401, 403, 409, 500}, Handler: (*Server).handleCreateUser},
+		{Method: "PATCH", Path: p + "/admin/users/{username}", Auth: AuthAdmin, Summary: "Disable, reset password or change role", Request: client.UpdateUserRequest{}, Response: client.User{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateUser},
+	}
+}
+
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := checkLoginRequest(r); err != nil { // logincsrf.go
 		return err

@@ -163,14 +163,16 @@ func (s *Server) sweepAttachments(ctx context.Context) {
 
 // ------------------------------------------------------------ model scope
 
-func init() {
+// modelScopeRoutes are the admin's view and setting of an agent's model
+// scope (W-3).
+func modelScopeRoutes() []Route {
 	p := Prefix
-	RegisterRoutes(
-		Route{Method: "GET", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "An agent's model catalogue and allowed list",
+	return []Route{
+		{Method: "GET", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "An agent's model catalogue and allowed list",
 			Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAdminAgentModels},
-		Route{Method: "PUT", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "Set an agent's allowed models in priority order, or make it unrestricted",
+		{Method: "PUT", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "Set an agent's allowed models in priority order, or make it unrestricted",
 			Request: client.AllowedModels{}, Response: client.AllowedModels{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleSetAgentModels},
-	)
+	}
 }
 
 func (s *Server) handleAdminAgentModels(w http.ResponseWriter, r *http.Request) error {

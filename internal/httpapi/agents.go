@@ -8,6 +8,21 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
+// agentRoutes are the agent's own registration and heartbeat (W-1, W-2,
+// W-3), and the agent list people and admins read.
+func agentRoutes() []Route {
+	p := Prefix
+	return []Route{
+		{Method: "GET", Path: p + "/admin/agents", Auth: AuthAdmin, Summary: "List agents", Response: client.AgentList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListAgents},
+		{Method: "PATCH", Path: p + "/admin/agents/{name}", Auth: AuthAdmin, Summary: "Change an agent's default round budget", Request: client.UpdateAgentRequest{}, Response: client.Agent{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateAgent},
+		{Method: "GET", Path: p + "/agents", Auth: AuthPerson, Summary: "List agents with online status", Response: client.AgentList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleListAgents},
+		{Method: "GET", Path: p + "/agents/{name}", Auth: AuthPerson, Summary: "One agent with models and sessions", Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetAgent},
+		{Method: "POST", Path: p + "/agent/register", Auth: AuthAgent, Summary: "Register the agent (W-2)", Request: client.RegisterRequest{}, Response: client.Agent{}, Status: 200, Errors: errsAgent, Handler: (*Server).handleRegister},
+		{Method: "POST", Path: p + "/agent/heartbeat", Auth: AuthAgent, Summary: "Heartbeat, mirror and catalogue; answers the model scope (W-3)", Request: client.HeartbeatRequest{}, Response: client.HeartbeatResponse{}, Status: 200, Errors: errsAgent, Handler: (*Server).handleHeartbeat},
+		{Method: "GET", Path: p + "/agent/models/allowed", Auth: AuthAgent, Summary: "The agent's model scope", Response: client.AllowedModels{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAllowedModels},
+	}
+}
+
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	var req client.RegisterRequest
 	if err := decodeJSON(w, r, &req); err != nil {

@@ -16,20 +16,21 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
-// Attachment routes (W-8; issue 3 item 2). Upload and download are the
-// same for agents and people; only the path and the key kind differ.
-func init() {
+// attachmentRoutes are upload and download of attachments (W-8; issue 3
+// item 2), the same for agents and people; only the path and the key kind
+// differ.
+func attachmentRoutes() []Route {
 	p := Prefix
-	RegisterRoutes(
-		Route{Method: "POST", Path: p + "/attachments", Auth: AuthAgent, Summary: "Upload an attachment (multipart field file)",
+	return []Route{
+		{Method: "POST", Path: p + "/attachments", Auth: AuthAgent, Summary: "Upload an attachment (multipart field file)",
 			Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
-		Route{Method: "GET", Path: p + "/attachments/{id}", Auth: AuthAgent, Summary: "Download an attachment (always octet-stream, as an attachment)",
+		{Method: "GET", Path: p + "/attachments/{id}", Auth: AuthAgent, Summary: "Download an attachment (always octet-stream, as an attachment)",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
-		Route{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)",
+		{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)",
 			Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
-		Route{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)",
+		{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
-	)
+	}
 }
 
 // multipartSlack is what a multipart body may carry beyond the file itself

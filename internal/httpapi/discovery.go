@@ -9,20 +9,20 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
-// Discovery routes (issue 3 item 5): contacts, address suggestions, the
-// resolve preview and session participants, for people and agents alike.
-func init() {
+// discoveryRoutes are contacts, address suggestions, the resolve preview
+// and session participants (issue 3 item 5), for people and agents alike.
+func discoveryRoutes() []Route {
 	p := Prefix
-	RegisterRoutes(
-		Route{Method: "GET", Path: p + "/contacts", Auth: AuthAny, Summary: "People and agents",
+	return []Route{
+		{Method: "GET", Path: p + "/contacts", Auth: AuthAny, Summary: "People and agents",
 			Response: client.ContactList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleContacts},
-		Route{Method: "GET", Path: p + "/address/suggest", Auth: AuthAny, Summary: "Address suggestions: names, workspaces, session aliases; recent first",
+		{Method: "GET", Path: p + "/address/suggest", Auth: AuthAny, Summary: "Address suggestions: names, workspaces, session aliases; recent first",
 			Response: client.SuggestionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleSuggest},
-		Route{Method: "GET", Path: p + "/address/resolve", Auth: AuthAny, Summary: "Where a mail to this address would go; creates nothing",
+		{Method: "GET", Path: p + "/address/resolve", Auth: AuthAny, Summary: "Where a mail to this address would go; creates nothing",
 			Response: client.Resolution{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleResolve},
-		Route{Method: "GET", Path: p + "/sessions/{id}/participants", Auth: AuthAny, Summary: "Members of a session the caller takes part in",
+		{Method: "GET", Path: p + "/sessions/{id}/participants", Auth: AuthAny, Summary: "Members of a session the caller takes part in",
 			Response: client.ParticipantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleParticipants},
-	)
+	}
 }
 
 func (s *Server) handleContacts(w http.ResponseWriter, r *http.Request) error {

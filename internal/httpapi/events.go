@@ -25,6 +25,15 @@ func streamEvents() []OpenAPIEvent {
 	}
 }
 
+// eventRoutes are the event streams of people and agents (SSE, W-4).
+func eventRoutes() []Route {
+	p := Prefix
+	return []Route{
+		{Method: "GET", Path: p + "/me/events/stream", Auth: AuthPerson, Summary: "The person's event stream (SSE)", Status: 200, Errors: []int{400, 401, 403, 429}, Produces: "text/event-stream", Handler: (*Server).handleStream},
+		{Method: "GET", Path: p + "/events/stream", Auth: AuthAgent, Summary: "The agent's event stream (SSE, W-4)", Status: 200, Errors: []int{400, 401, 403, 429}, Produces: "text/event-stream", Handler: (*Server).handleStream},
+	}
+}
+
 // handleStream serves GET /events/stream (agents) and /me/events/stream
 // (people), issue 2 item 9: `id:` is the event-log id; with Last-Event-ID
 // the stream first replays the principal's events after that id from the

@@ -9,6 +9,29 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
+// mailRoutes are the mailboxes of people (/me/mail, issue 2 item 4) and
+// agents (/mail, W-5, T-1), and the admin's explicit read.
+func mailRoutes() []Route {
+	p := Prefix
+	return []Route{
+		{Method: "GET", Path: p + "/admin/mail/{id}", Auth: AuthAdmin, Summary: "Explicit admin read of any mail", Response: client.Mail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAdminGetMail},
+		{Method: "POST", Path: p + "/me/mail/send", Auth: AuthPerson, Summary: "Send a mail as the person (round_budget for a new session); a reply conflicting with a permission request's decision is 409", Request: client.SendMailRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 413, 500}, Handler: (*Server).handleSend},
+		{Method: "GET", Path: p + "/me/mail/inbox", Auth: AuthPerson, Summary: "The person's inbox, newest first (default status=all, limit=50, no marking)", Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleMeInbox},
+		{Method: "GET", Path: p + "/me/mail/sent", Auth: AuthPerson, Summary: "Mails the person sent, newest first", Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleSent},
+		{Method: "POST", Path: p + "/me/mail/read", Auth: AuthPerson, Summary: "Mark mails read or unread", Request: client.MarkReadRequest{}, Response: client.MarkReadResponse{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleMarkRead},
+		{Method: "GET", Path: p + "/me/mail/{id}", Auth: AuthPerson, Summary: "One mail the person sent or received", Response: client.Mail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetMail},
+		{Method: "POST", Path: p + "/me/mail/{id}/forward", Auth: AuthPerson, Summary: "Forward a mail as a new thread", Request: client.ForwardRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleForward},
+		{Method: "GET", Path: p + "/me/mail/{id}/tree", Auth: AuthPerson, Summary: "Conversation tree around a mail, paged both ways", Response: client.Tree{}, Status: 200, Errors: errsRead, Handler: (*Server).handleTree},
+		{Method: "GET", Path: p + "/me/counts", Auth: AuthPerson, Summary: "Unread mails and pending permission requests", Response: client.Counts{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleCounts},
+		{Method: "GET", Path: p + "/mail/inbox", Auth: AuthAgent, Summary: "The agent's inbox (T-1: default unread, 5, marks the listed mails read)", Response: client.MailList{}, Status: 200, Errors: errsAgent, Handler: (*Server).handleAgentInbox},
+		{Method: "POST", Path: p + "/mail/read", Auth: AuthAgent, Summary: "Mark mails read or unread", Request: client.MarkReadRequest{}, Response: client.MarkReadResponse{}, Status: 200, Errors: errsAgent, Handler: (*Server).handleMarkRead},
+		{Method: "POST", Path: p + "/mail/send", Auth: AuthAgent, Summary: "Send a mail (W-5)", Request: client.SendMailRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 413, 429, 500}, Handler: (*Server).handleSend},
+		{Method: "GET", Path: p + "/mail/{id}", Auth: AuthAgent, Summary: "One mail the agent sent or received", Response: client.Mail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetMail},
+		{Method: "GET", Path: p + "/mail/{id}/thread", Auth: AuthAgent, Summary: "The mail's session, oldest first", Response: client.MailList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleThread},
+		{Method: "POST", Path: p + "/mail/{id}/forward", Auth: AuthAgent, Summary: "Forward a mail as a new thread (T-5)", Request: client.ForwardRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 429, 500}, Handler: (*Server).handleForward},
+	}
+}
+
 // Inbox defaults: agents get unread, 5, marking (T-1); people all, 50, no
 // marking.
 const (

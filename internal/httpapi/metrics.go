@@ -27,10 +27,11 @@ import (
 //
 // plus the Go runtime and process collectors.
 
-func init() {
-	RegisterRoutes(Route{Method: "GET", Path: "/metrics", Auth: AuthNone,
+// metricsRoutes is the Prometheus endpoint.
+func metricsRoutes() []Route {
+	return []Route{{Method: "GET", Path: "/metrics", Auth: AuthNone,
 		Summary: "Prometheus metrics of this gateway process (text exposition format)", Status: 200,
-		Errors: []int{500}, Produces: "text/plain", Handler: (*Server).handleMetrics})
+		Errors: []int{500}, Produces: "text/plain", Handler: (*Server).handleMetrics}}
 }
 
 // metrics holds one Server's registry and series.

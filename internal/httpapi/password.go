@@ -7,11 +7,12 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
-func init() {
-	RegisterRoutes(Route{Method: "POST", Path: Prefix + "/me/password", Auth: AuthPerson,
+// passwordRoutes is the change of a person's own password.
+func passwordRoutes() []Route {
+	return []Route{{Method: "POST", Path: Prefix + "/me/password", Auth: AuthPerson,
 		Summary: "Change the person's own password; other cookie sessions end, this one stays",
 		Request: client.ChangePasswordRequest{}, Status: 204, Errors: []int{400, 401, 403, 429, 500},
-		Handler: (*Server).handleChangePassword})
+		Handler: (*Server).handleChangePassword}}
 }
 
 // handleChangePassword serves POST /me/password (gateway.ChangePassword).

@@ -8,25 +8,26 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
-// Permission routes (W-6, B-8, seed 003; issue 3 item 1).
-func init() {
+// permissionRoutes are the permission requests of agents, the decisions
+// of people and the grants (W-6, B-8, seed 003; issue 3 item 1).
+func permissionRoutes() []Route {
 	p := Prefix
-	RegisterRoutes(
-		Route{Method: "POST", Path: p + "/permission/request", Auth: AuthAgent, Summary: "Ask the people of a session for permission (idempotent on relay_key)",
+	return []Route{
+		{Method: "POST", Path: p + "/permission/request", Auth: AuthAgent, Summary: "Ask the people of a session for permission (idempotent on relay_key)",
 			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 429, 500}, Handler: (*Server).handlePermissionRequest},
-		Route{Method: "GET", Path: p + "/permission/{mail_id}", Auth: AuthAgent, Summary: "The state of one of the agent's permission requests",
+		{Method: "GET", Path: p + "/permission/{mail_id}", Auth: AuthAgent, Summary: "The state of one of the agent's permission requests",
 			Response: client.Permission{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetPermission},
-		Route{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The always-allow grants that apply to the agent in one session",
+		{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The always-allow grants that apply to the agent in one session",
 			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAgentGrants},
-		Route{Method: "GET", Path: p + "/me/permissions", Auth: AuthPerson, Summary: "Permission requests addressed to the person",
+		{Method: "GET", Path: p + "/me/permissions", Auth: AuthPerson, Summary: "Permission requests addressed to the person",
 			Response: client.PermissionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleMyPermissions},
-		Route{Method: "POST", Path: p + "/me/permission/{mail_id}/decide", Auth: AuthPerson, Summary: "Decide a permission request; the first decision wins",
+		{Method: "POST", Path: p + "/me/permission/{mail_id}/decide", Auth: AuthPerson, Summary: "Decide a permission request; the first decision wins",
 			Request: client.DecideRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleDecide},
-		Route{Method: "GET", Path: p + "/me/grants", Auth: AuthPerson, Summary: "The grants the person gave (admins: all)",
+		{Method: "GET", Path: p + "/me/grants", Auth: AuthPerson, Summary: "The grants the person gave (admins: all)",
 			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMyGrants},
-		Route{Method: "DELETE", Path: p + "/me/grants/{grant_id}", Auth: AuthPerson, Summary: "Revoke a grant",
+		{Method: "DELETE", Path: p + "/me/grants/{grant_id}", Auth: AuthPerson, Summary: "Revoke a grant",
 			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeGrant},
-	)
+	}
 }
 
 func (s *Server) handlePermissionRequest(w http.ResponseWriter, r *http.Request) error {

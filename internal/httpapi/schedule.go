@@ -8,13 +8,14 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
-// Schedule routes (seed 001 change note; issue 3 item 3): the same for
-// agents (/schedules) and people (/me/schedules); each owner sees only their
-// own schedules.
-func init() {
+// scheduleRoutes are the schedule routes (seed 001 change note; issue 3
+// item 3): the same for agents (/schedules) and people (/me/schedules);
+// each owner sees only their own schedules.
+func scheduleRoutes() []Route {
 	p := Prefix
+	var out []Route
 	for _, base := range []struct{ path, auth string }{{p + "/schedules", AuthAgent}, {p + "/me/schedules", AuthPerson}} {
-		RegisterRoutes(
+		out = append(out,
 			Route{Method: "POST", Path: base.path, Auth: base.auth, Summary: "Create a reminder",
 				Request: client.CreateScheduleRequest{}, Response: client.Schedule{}, Status: 201, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleCreateSchedule},
 			Route{Method: "GET", Path: base.path, Auth: base.auth, Summary: "List the caller's reminders (with a hint near the limit)",
@@ -25,6 +26,7 @@ func init() {
 				Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteSchedule},
 		)
 	}
+	return out
 }
 
 func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) error {

@@ -6,10 +6,11 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
-func init() {
-	RegisterRoutes(Route{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
+// searchRoutes is the search of a person's own mails.
+func searchRoutes() []Route {
+	return []Route{{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
 		Summary:  "Search the person's own mails (subject, body, sender name), newest first",
-		Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleSearch})
+		Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleSearch}}
 }
 
 // handleSearch serves GET /me/mail/search?q=&limit=&cursor= (gateway.Search);

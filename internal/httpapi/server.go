@@ -1,5 +1,6 @@
 // Package httpapi is the HTTP API of the gateway: one route table
-// (routes.go), handlers as methods on Server, one authentication middleware
+// (RouteTable in routes.go, listing the routes each domain file declares
+// next to its handlers), handlers as methods on Server, one authentication middleware
 // and one error funnel (errors.go). Handlers parse and encode with the wire
 // types of package client; the rules live in package gateway.
 package httpapi
@@ -19,6 +20,17 @@ import (
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
 )
+
+// operationRoutes are the routes of operations: liveness, readiness and
+// this API's own description.
+func operationRoutes() []Route {
+	p := Prefix
+	return []Route{
+		{Method: "GET", Path: "/healthz", Auth: AuthNone, Summary: "Liveness", Response: map[string]string{}, Status: 200, Handler: (*Server).handleHealthz},
+		{Method: "GET", Path: "/readyz", Auth: AuthNone, Summary: "Readiness: the database answers", Response: map[string]string{}, Status: 200, Errors: []int{503}, Handler: (*Server).handleReadyz},
+		{Method: "GET", Path: p + "/openapi.json", Auth: AuthNone, Summary: "This API's OpenAPI 3.1 description", Response: map[string]any{}, Status: 200, Errors: []int{500}, Handler: (*Server).handleOpenAPI},
+	}
+}
 
 // CookieName is the HttpOnly session cookie of people.
 const CookieName = "agentmail_session"

@@ -9,15 +9,16 @@ import (
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
-// Per-turn token routes (issue 12, point 9; gateway/turntokens.go).
-func init() {
+// turnTokenIssueRoutes issue and revoke per-turn tokens (issue 12, point 9;
+// gateway/turntokens.go).
+func turnTokenIssueRoutes() []Route {
 	p := Prefix
-	RegisterRoutes(
-		Route{Method: "POST", Path: p + "/agent/turn-tokens", Auth: AuthAgent, Summary: "Issue a per-turn token acting as the agent within one session (agent key only)",
+	return []Route{
+		{Method: "POST", Path: p + "/agent/turn-tokens", Auth: AuthAgent, Summary: "Issue a per-turn token acting as the agent within one session (agent key only)",
 			Request: client.CreateTurnTokenRequest{}, Response: client.TurnToken{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleCreateTurnToken},
-		Route{Method: "DELETE", Path: p + "/agent/turn-tokens/{token_id}", Auth: AuthAgent, Summary: "Revoke a per-turn token (agent key only)",
+		{Method: "DELETE", Path: p + "/agent/turn-tokens/{token_id}", Auth: AuthAgent, Summary: "Revoke a per-turn token (agent key only)",
 			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeTurnToken},
-	)
+	}
 }
 
 // turnTokenRoutes are the only routes a turn token may use ("METHOD path"
