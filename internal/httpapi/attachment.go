@@ -23,11 +23,11 @@ func attachmentRoutes() []Route {
 	p := Prefix
 	return []Route{
 		{Method: "POST", Path: p + "/attachments", Auth: AuthAgent, Summary: "Upload an attachment (multipart field file)",
-			Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
+			Consumes: "multipart/form-data", Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
 		{Method: "GET", Path: p + "/attachments/{id}", Auth: AuthAgent, Summary: "Download an attachment (always octet-stream, as an attachment)",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
 		{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)",
-			Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
+			Consumes: "multipart/form-data", Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
 		{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
 	}

@@ -17,9 +17,11 @@ func discoveryRoutes() []Route {
 		{Method: "GET", Path: p + "/contacts", Auth: AuthAny, Summary: "People and agents",
 			Response: client.ContactList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleContacts},
 		{Method: "GET", Path: p + "/address/suggest", Auth: AuthAny, Summary: "Address suggestions: names, workspaces, session aliases; recent first",
-			Response: client.SuggestionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleSuggest},
+			Response: client.SuggestionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleSuggest,
+			Query: []OpenAPIParam{{Name: "q", Description: "what was typed so far"}, queryLimit(gateway.DefaultSuggestLimit)}},
 		{Method: "GET", Path: p + "/address/resolve", Auth: AuthAny, Summary: "Where a mail to this address would go; creates nothing",
-			Response: client.Resolution{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleResolve},
+			Response: client.Resolution{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleResolve,
+			Query: []OpenAPIParam{{Name: "address", Required: true, Description: "name@path.session"}}},
 		{Method: "GET", Path: p + "/sessions/{id}/participants", Auth: AuthAny, Summary: "Members of a session the caller takes part in",
 			Response: client.ParticipantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleParticipants},
 	}

@@ -141,26 +141,6 @@ func TestOpenAPIDescribesExactlyTheRegisteredRoutes(t *testing.T) {
 	}
 }
 
-// TestOpenAPIExtrasNameRoutes fails when the query-parameter table names a
-// route that is not in the route table (a typo, or a documented route not
-// served yet).
-func TestOpenAPIExtrasNameRoutes(t *testing.T) {
-	routes := map[string]bool{}
-	for _, r := range RouteTable() {
-		routes[r.Method+" "+r.Path] = true
-	}
-	var stray []string
-	for k := range openAPIExtras {
-		if !routes[k] {
-			stray = append(stray, k)
-		}
-	}
-	sort.Strings(stray)
-	if len(stray) > 0 {
-		t.Errorf("openAPIExtras names routes that are not in the route table (docs/API.md documents them):\n  %s", strings.Join(stray, "\n  "))
-	}
-}
-
 // TestOpenAPIServedAtItsRoute fetches GET /api/v1/openapi.json through the
 // real router without credentials and checks it is the generated document
 // and valid by its own schema.

@@ -26,8 +26,11 @@ type HandlerFunc func(s *Server, w http.ResponseWriter, r *http.Request) error
 // "/readyz" have none). Request and Response are zero values of the wire
 // types in client/types.go (nil when there is no JSON body); Status is the
 // success status; Errors lists the error statuses the route can answer
-// (each with a client.ErrorBody). Produces is the success content type when
-// it is not JSON ("text/event-stream", "application/octet-stream").
+// (each with a client.ErrorBody). Query lists the query parameters the
+// handler reads, as docs/API.md documents them. Consumes is the request
+// content type when it is not JSON ("multipart/form-data": an upload in
+// the field "file"); Produces is the success content type when it is not
+// JSON ("text/event-stream", "application/octet-stream").
 type Route struct {
 	Method   string
 	Path     string
@@ -37,6 +40,8 @@ type Route struct {
 	Response any
 	Status   int
 	Errors   []int
+	Query    []OpenAPIParam
+	Consumes string
 	Produces string
 	Handler  HandlerFunc
 }
@@ -74,4 +79,14 @@ var (
 	errsPerson = []int{400, 401, 403, 500}
 	errsAgent  = []int{400, 401, 403, 500}
 	errsRead   = []int{400, 401, 403, 404, 500} // 400: a parameter with NUL or non-UTF-8 text (checkURLText)
+)
+
+// Query parameters used by many routes.
+var (
+	// queryLimit is the page size with its default.
+	queryLimit = func(def int) OpenAPIParam {
+		return OpenAPIParam{Name: "limit", Type: "integer", Default: def, Description: "at most this many items"}
+	}
+	// queryCursor continues a paged listing.
+	queryCursor = OpenAPIParam{Name: "cursor", Type: "string", Description: "next_cursor of the previous page"}
 )

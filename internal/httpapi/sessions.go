@@ -14,10 +14,12 @@ import (
 func sessionRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "GET", Path: p + "/me/sessions", Auth: AuthPerson, Summary: "Sessions the person takes part in, most recent first", Response: client.SessionList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleListSessions},
+		{Method: "GET", Path: p + "/me/sessions", Auth: AuthPerson, Summary: "Sessions the person takes part in, most recent first", Response: client.SessionList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleListSessions,
+			Query: []OpenAPIParam{queryLimit(50), queryCursor}},
 		{Method: "GET", Path: p + "/me/sessions/{id}", Auth: AuthPerson, Summary: "One session", Response: client.Session{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetSession},
 		{Method: "PATCH", Path: p + "/me/sessions/{id}", Auth: AuthPerson, Summary: "Change alias (manual), budget, or reset used rounds", Request: client.UpdateSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateSession},
-		{Method: "GET", Path: p + "/me/sessions/{id}/mails", Auth: AuthPerson, Summary: "A session's mails, oldest first; next_cursor continues with the newer ones", Response: client.MailList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionMails},
+		{Method: "GET", Path: p + "/me/sessions/{id}/mails", Auth: AuthPerson, Summary: "A session's mails, oldest first; next_cursor continues with the newer ones", Response: client.MailList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionMails,
+			Query: []OpenAPIParam{queryLimit(50), queryCursor}},
 		{Method: "GET", Path: p + "/me/sessions/{id}/runs", Auth: AuthPerson, Summary: "Runs of a session, newest first", Response: client.RunList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionRuns},
 		{Method: "GET", Path: p + "/sessions/{id}", Auth: AuthAgent, Summary: "One session the agent takes part in", Response: client.Session{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetSession},
 		{Method: "POST", Path: p + "/sessions/{id}/sync", Auth: AuthAgent, Summary: "Propose alias and title; answers the final alias (W-7)", Request: client.SyncSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleSyncSession},
