@@ -14,40 +14,39 @@ import (
 func accountRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "POST", Path: p + "/auth/login", Auth: AuthNone, Summary: "Sign in; sets the HttpOnly session cookie", Request: client.LoginRequest{}, Response: client.LoginResponse{}, Status: 200, Errors: []int{400, 401, 403, 415, 429, 500}, Handler: (*Server).handleLogin},
-		{Method: "POST", Path: p + "/auth/logout", Auth: AuthPerson, Summary: "Sign out; clears the session cookie", Status: 204, Errors: errsPerson, Handler: (*Server).handleLogout},
-		{Method: "GET", Path: p + "/me", Auth: AuthPerson, Summary: "The signed-in person", Response: client.Me{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMe},
-		{Method: "POST", Path: p + "/me/keys", Auth: AuthPerson, Summary: "Create a user key (token shown once)", Request: client.CreateUserKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: errsPerson, Handler: (*Server).handleCreateUserKey},
-		{Method: "GET", Path: p + "/me/keys", Auth: AuthPerson, Summary: "List the person's user keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListUserKeys},
-		{Method: "DELETE", Path: p + "/me/keys/{key_id}", Auth: AuthPerson, Summary: "Revoke one of the person's user keys", Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteUserKey},
-		{Method: "POST", Path: p + "/admin/agent-keys", Auth: AuthAdmin, Summary: "Register a client-generated agent key (key_token) or issue one", Request: client.CreateAgentKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: []int{400, 401, 403, 409, 500}, Handler: (*Server).handleCreateAgentKey},
-		{Method: "GET", Path: p + "/admin/agent-keys", Auth: AuthAdmin, Summary: "List agent keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListAgentKeys},
-		{Method: "DELETE", Path: p + "/admin/agent-keys/{key_id}", Auth: AuthAdmin, Summary: "Revoke an agent key", Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteAgentKey},
-		{Method: "GET", Path: p + "/admin/user-keys", Auth: AuthAdmin, Summary: "List every person's user keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAdminListUserKeys},
-		{Method: "DELETE", Path: p + "/admin/user-keys/{key_id}", Auth: AuthAdmin, Summary: "Revoke any user key", Status: 204, Errors: errsRead, Handler: (*Server).handleAdminDeleteUserKey},
-		{Method: "GET", Path: p + "/admin/users", Auth: AuthAdmin, Summary: "List people", Response: client.UserList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListUsers},
-		{Method: "POST", Path: p + "/admin/users", Auth: AuthAdmin, Summary: "Create a person", Request: client.CreateUserRequest{}, Response: client.User{}, Status: 201, Errors: []int{400, 401, 403, 409, 500}, Handler: (*Server).handleCreateUser},
-		{Method: "PATCH", Path: p + "/admin/users/{username}", Auth: AuthAdmin, Summary: "Disable, reset password or change role", Request: client.UpdateUserRequest{}, Response: client.User{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateUser},
+		{Method: "POST", Path: p + "/auth/login", Auth: AuthNone, Summary: "Sign in; sets the HttpOnly session cookie", Request: client.LoginRequest{}, Response: client.LoginResponse{}, Status: 200, Errors: []int{400, 401, 403, 415, 429, 500}, Answer: answer((*Server).handleLogin)},
+		{Method: "POST", Path: p + "/auth/logout", Auth: AuthPerson, Summary: "Sign out; clears the session cookie", Status: 204, Errors: errsPerson, Answer: noBody((*Server).handleLogout)},
+		{Method: "GET", Path: p + "/me", Auth: AuthPerson, Summary: "The signed-in person", Response: client.Me{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleMe)},
+		{Method: "POST", Path: p + "/me/keys", Auth: AuthPerson, Summary: "Create a user key (token shown once)", Request: client.CreateUserKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: errsPerson, Answer: answer((*Server).handleCreateUserKey)},
+		{Method: "GET", Path: p + "/me/keys", Auth: AuthPerson, Summary: "List the person's user keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleListUserKeys)},
+		{Method: "DELETE", Path: p + "/me/keys/{key_id}", Auth: AuthPerson, Summary: "Revoke one of the person's user keys", Status: 204, Errors: errsRead, Answer: noBody((*Server).handleDeleteUserKey)},
+		{Method: "POST", Path: p + "/admin/agent-keys", Auth: AuthAdmin, Summary: "Register a client-generated agent key (key_token) or issue one", Request: client.CreateAgentKeyRequest{}, Response: client.CreatedKey{}, Status: 201, Errors: []int{400, 401, 403, 409, 500}, Answer: answer((*Server).handleCreateAgentKey)},
+		{Method: "GET", Path: p + "/admin/agent-keys", Auth: AuthAdmin, Summary: "List agent keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleListAgentKeys)},
+		{Method: "DELETE", Path: p + "/admin/agent-keys/{key_id}", Auth: AuthAdmin, Summary: "Revoke an agent key", Status: 204, Errors: errsRead, Answer: noBody((*Server).handleDeleteAgentKey)},
+		{Method: "GET", Path: p + "/admin/user-keys", Auth: AuthAdmin, Summary: "List every person's user keys", Response: client.KeyList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleAdminListUserKeys)},
+		{Method: "DELETE", Path: p + "/admin/user-keys/{key_id}", Auth: AuthAdmin, Summary: "Revoke any user key", Status: 204, Errors: errsRead, Answer: noBody((*Server).handleAdminDeleteUserKey)},
+		{Method: "GET", Path: p + "/admin/users", Auth: AuthAdmin, Summary: "List people", Response: client.UserList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleListUsers)},
+		{Method: "POST", Path: p + "/admin/users", Auth: AuthAdmin, Summary: "Create a person", Request: client.CreateUserRequest{}, Response: client.User{}, Status: 201, Errors: []int{400, 401, 403, 409, 500}, Answer: answer((*Server).handleCreateUser)},
+		{Method: "PATCH", Path: p + "/admin/users/{username}", Auth: AuthAdmin, Summary: "Disable, reset password or change role", Request: client.UpdateUserRequest{}, Response: client.User{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleUpdateUser)},
 	}
 }
 
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) (*client.LoginResponse, error) {
 	if err := checkLoginRequest(r); err != nil { // logincsrf.go
-		return err
+		return nil, err
 	}
 	var req client.LoginRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	cookie, resp, err := s.svc.Login(r.Context(), req, gateway.RemoteHost(r.RemoteAddr)) // throttled per username and address
 	if err != nil {
-		return err
+		return nil, err
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.opt.SecureCookies || r.TLS != nil,
 		MaxAge: int(s.svc.Config.CookieTTL.Seconds())})
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return resp, nil
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
@@ -59,40 +58,28 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, MaxAge: -1,
 		SameSite: http.SameSiteLaxMode, Secure: s.opt.SecureCookies || r.TLS != nil})
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) (client.Me, error) {
 	p := PrincipalOf(r)
 	me := client.Me{Username: p.Name, Role: p.Role, AuthKind: p.AuthKind}
 	if p.AuthKind == gateway.AuthCookie {
 		me.CSRFToken = p.CSRFToken
 	}
-	writeJSON(w, http.StatusOK, me)
-	return nil
+	return me, nil
 }
 
-func (s *Server) handleCreateUserKey(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleCreateUserKey(w http.ResponseWriter, r *http.Request) (*client.CreatedKey, error) {
 	var req client.CreateUserKeyRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	k, err := s.svc.CreateUserKey(r.Context(), PrincipalOf(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, k)
-	return nil
+	return s.svc.CreateUserKey(r.Context(), PrincipalOf(r), req)
 }
 
-func (s *Server) handleListUserKeys(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.svc.ListKeys(r.Context(), gateway.KeyUser, PrincipalOf(r).Name)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+func (s *Server) handleListUserKeys(w http.ResponseWriter, r *http.Request) (*client.KeyList, error) {
+	return s.svc.ListKeys(r.Context(), gateway.KeyUser, PrincipalOf(r).Name)
 }
 
 func (s *Server) handleDeleteUserKey(w http.ResponseWriter, r *http.Request) error {
@@ -100,30 +87,19 @@ func (s *Server) handleDeleteUserKey(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.keyed.revoke(chi.URLParam(r, "key_id")) // its open event streams end now
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) handleCreateAgentKey(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleCreateAgentKey(w http.ResponseWriter, r *http.Request) (*client.CreatedKey, error) {
 	var req client.CreateAgentKeyRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	k, err := s.svc.CreateAgentKeyAs(r.Context(), PrincipalOf(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, k)
-	return nil
+	return s.svc.CreateAgentKeyAs(r.Context(), PrincipalOf(r), req)
 }
 
-func (s *Server) handleListAgentKeys(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.svc.ListKeys(r.Context(), gateway.KeyAgent, "")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+func (s *Server) handleListAgentKeys(w http.ResponseWriter, r *http.Request) (*client.KeyList, error) {
+	return s.svc.ListKeys(r.Context(), gateway.KeyAgent, "")
 }
 
 func (s *Server) handleDeleteAgentKey(w http.ResponseWriter, r *http.Request) error {
@@ -131,17 +107,11 @@ func (s *Server) handleDeleteAgentKey(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.keyed.revoke(chi.URLParam(r, "key_id")) // its open event streams end now
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) handleAdminListUserKeys(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.svc.ListKeys(r.Context(), gateway.KeyUser, "")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+func (s *Server) handleAdminListUserKeys(w http.ResponseWriter, r *http.Request) (*client.KeyList, error) {
+	return s.svc.ListKeys(r.Context(), gateway.KeyUser, "")
 }
 
 func (s *Server) handleAdminDeleteUserKey(w http.ResponseWriter, r *http.Request) error {
@@ -149,49 +119,33 @@ func (s *Server) handleAdminDeleteUserKey(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	s.keyed.revoke(chi.URLParam(r, "key_id")) // its open event streams end now
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.svc.ListUsers(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) (*client.UserList, error) {
+	return s.svc.ListUsers(r.Context())
 }
 
-func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) (*client.User, error) {
 	var req client.CreateUserRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.svc.CheckLastingCredentialIssuer(r.Context(), PrincipalOf(r)); err != nil {
-		return err
+		return nil, err
 	}
-	u, err := s.svc.CreateUser(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, u)
-	return nil
+	return s.svc.CreateUser(r.Context(), req)
 }
 
-func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) (*client.User, error) {
 	var req client.UpdateUserRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	if req.Password != nil || req.Role != nil {
 		if err := s.svc.CheckLastingCredentialIssuer(r.Context(), PrincipalOf(r)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	u, err := s.svc.UpdateUser(r.Context(), PrincipalOf(r), chi.URLParam(r, "username"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, u)
-	return nil
+	return s.svc.UpdateUser(r.Context(), PrincipalOf(r), chi.URLParam(r, "username"), req)
 }

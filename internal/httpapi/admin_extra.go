@@ -169,45 +169,35 @@ func modelScopeRoutes() []Route {
 	p := Prefix
 	return []Route{
 		{Method: "GET", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "An agent's model catalogue and allowed list",
-			Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAdminAgentModels},
+			Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleAdminAgentModels)},
 		{Method: "PUT", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "Set an agent's allowed models in priority order, or make it unrestricted",
-			Request: client.AllowedModels{}, Response: client.AllowedModels{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleSetAgentModels},
+			Request: client.AllowedModels{}, Response: client.AllowedModels{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleSetAgentModels)},
 	}
 }
 
-func (s *Server) handleAdminAgentModels(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), nil)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
+func (s *Server) handleAdminAgentModels(w http.ResponseWriter, r *http.Request) (*client.AgentDetail, error) {
+	return s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), nil)
 }
 
 // handleSetAgentModels reads the body twice: as client.AllowedModels, and
 // to tell an absent or null allowed_models from [] (an absent list without
 // models_unrestricted would silently allow nothing, so it is a 400).
-func (s *Server) handleSetAgentModels(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSetAgentModels(w http.ResponseWriter, r *http.Request) (*client.AllowedModels, error) {
 	var raw json.RawMessage
 	if err := decodeJSON(w, r, &raw); err != nil {
-		return err
+		return nil, err
 	}
 	var req client.AllowedModels
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(raw))
 	if err := decodeJSON(w, r2, &req); err != nil {
-		return err
+		return nil, err
 	}
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &fields)
 	if list, ok := fields["allowed_models"]; !req.ModelsUnrestricted && (!ok || string(list) == "null") {
-		return gateway.Invalid("allowed_models", "allowed_models is missing",
+		return nil, gateway.Invalid("allowed_models", "allowed_models is missing",
 			`send the list in priority order ([] allows nothing), or {"models_unrestricted": true} to remove the scope`)
 	}
-	out, err := s.svc.SetAllowedModels(r.Context(), chi.URLParam(r, "name"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.SetAllowedModels(r.Context(), chi.URLParam(r, "name"), req)
 }

@@ -13,80 +13,50 @@ import (
 func agentRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "GET", Path: p + "/admin/agents", Auth: AuthAdmin, Summary: "List agents", Response: client.AgentList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListAgents},
-		{Method: "PATCH", Path: p + "/admin/agents/{name}", Auth: AuthAdmin, Summary: "Change an agent's default round budget", Request: client.UpdateAgentRequest{}, Response: client.Agent{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateAgent},
-		{Method: "GET", Path: p + "/agents", Auth: AuthPerson, Summary: "List agents with online status", Response: client.AgentList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleListAgents},
-		{Method: "GET", Path: p + "/agents/{name}", Auth: AuthPerson, Summary: "One agent with models and sessions", Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetAgent},
-		{Method: "POST", Path: p + "/agent/register", Auth: AuthAgent, Summary: "Register the agent (W-2)", Request: client.RegisterRequest{}, Response: client.Agent{}, Status: 200, Errors: errsAgent, Handler: (*Server).handleRegister},
-		{Method: "POST", Path: p + "/agent/heartbeat", Auth: AuthAgent, Summary: "Heartbeat, mirror and catalogue; answers the model scope (W-3)", Request: client.HeartbeatRequest{}, Response: client.HeartbeatResponse{}, Status: 200, Errors: errsAgent, Handler: (*Server).handleHeartbeat},
-		{Method: "GET", Path: p + "/agent/models/allowed", Auth: AuthAgent, Summary: "The agent's model scope", Response: client.AllowedModels{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAllowedModels},
+		{Method: "GET", Path: p + "/admin/agents", Auth: AuthAdmin, Summary: "List agents", Response: client.AgentList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleListAgents)},
+		{Method: "PATCH", Path: p + "/admin/agents/{name}", Auth: AuthAdmin, Summary: "Change an agent's default round budget", Request: client.UpdateAgentRequest{}, Response: client.Agent{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleUpdateAgent)},
+		{Method: "GET", Path: p + "/agents", Auth: AuthPerson, Summary: "List agents with online status", Response: client.AgentList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleListAgents)},
+		{Method: "GET", Path: p + "/agents/{name}", Auth: AuthPerson, Summary: "One agent with models and sessions", Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleGetAgent)},
+		{Method: "POST", Path: p + "/agent/register", Auth: AuthAgent, Summary: "Register the agent (W-2)", Request: client.RegisterRequest{}, Response: client.Agent{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleRegister)},
+		{Method: "POST", Path: p + "/agent/heartbeat", Auth: AuthAgent, Summary: "Heartbeat, mirror and catalogue; answers the model scope (W-3)", Request: client.HeartbeatRequest{}, Response: client.HeartbeatResponse{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleHeartbeat)},
+		{Method: "GET", Path: p + "/agent/models/allowed", Auth: AuthAgent, Summary: "The agent's model scope", Response: client.AllowedModels{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleAllowedModels)},
 	}
 }
 
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) (*client.Agent, error) {
 	var req client.RegisterRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	a, err := s.svc.Register(r.Context(), PrincipalOf(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return s.svc.Register(r.Context(), PrincipalOf(r), req)
 }
 
-func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) (*client.HeartbeatResponse, error) {
 	var req client.HeartbeatRequest
 	if r.ContentLength != 0 {
 		if err := decodeJSON(w, r, &req); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	resp, err := s.svc.Heartbeat(r.Context(), PrincipalOf(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return s.svc.Heartbeat(r.Context(), PrincipalOf(r), req)
 }
 
-func (s *Server) handleAllowedModels(w http.ResponseWriter, r *http.Request) error {
-	resp, err := s.svc.AllowedModels(r.Context(), PrincipalOf(r).Name)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+func (s *Server) handleAllowedModels(w http.ResponseWriter, r *http.Request) (*client.AllowedModels, error) {
+	return s.svc.AllowedModels(r.Context(), PrincipalOf(r).Name)
 }
 
-func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.svc.ListAgents(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) (*client.AgentList, error) {
+	return s.svc.ListAgents(r.Context())
 }
 
-func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), PrincipalOf(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
+func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) (*client.AgentDetail, error) {
+	return s.svc.AgentDetail(r.Context(), chi.URLParam(r, "name"), PrincipalOf(r))
 }
 
-func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) (*client.Agent, error) {
 	var req client.UpdateAgentRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	a, err := s.svc.UpdateAgent(r.Context(), chi.URLParam(r, "name"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return s.svc.UpdateAgent(r.Context(), chi.URLParam(r, "name"), req)
 }

@@ -36,10 +36,29 @@ func (s *Server) wrap(rt Route) http.Handler {
 		if p != nil {
 			r = withPrincipal(r, p)
 		}
-		if err := rt.Handler(s, w, r); err != nil {
+		if err := s.serve(rt, w, r); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// serve runs the route's handler. An Answer's value is written here, with
+// the route's Status: the one place the success status of those routes is
+// written.
+func (s *Server) serve(rt Route, w http.ResponseWriter, r *http.Request) error {
+	if rt.Answer == nil {
+		return rt.Handler(s, w, r)
+	}
+	v, err := rt.Answer(s, w, r)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		w.WriteHeader(rt.Status)
+		return nil
+	}
+	writeJSON(w, rt.Status, v)
+	return nil
 }
 
 func isWrite(method string) bool {

@@ -15,58 +15,38 @@ func discoveryRoutes() []Route {
 	p := Prefix
 	return []Route{
 		{Method: "GET", Path: p + "/contacts", Auth: AuthAny, Summary: "People and agents",
-			Response: client.ContactList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleContacts},
+			Response: client.ContactList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleContacts)},
 		{Method: "GET", Path: p + "/address/suggest", Auth: AuthAny, Summary: "Address suggestions: names, workspaces, session aliases; recent first",
-			Response: client.SuggestionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleSuggest,
+			Response: client.SuggestionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Answer: answer((*Server).handleSuggest),
 			Query: []OpenAPIParam{{Name: "q", Description: "what was typed so far"}, queryLimit(gateway.DefaultSuggestLimit)}},
 		{Method: "GET", Path: p + "/address/resolve", Auth: AuthAny, Summary: "Where a mail to this address would go; creates nothing",
-			Response: client.Resolution{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleResolve,
+			Response: client.Resolution{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleResolve),
 			Query: []OpenAPIParam{{Name: "address", Required: true, Description: "name@path.session"}}},
 		{Method: "GET", Path: p + "/sessions/{id}/participants", Auth: AuthAny, Summary: "Members of a session the caller takes part in",
-			Response: client.ParticipantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleParticipants},
+			Response: client.ParticipantList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleParticipants)},
 	}
 }
 
-func (s *Server) handleContacts(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.svc.Contacts(r.Context(), PrincipalOf(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+func (s *Server) handleContacts(w http.ResponseWriter, r *http.Request) (*client.ContactList, error) {
+	return s.svc.Contacts(r.Context(), PrincipalOf(r))
 }
 
-func (s *Server) handleSuggest(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSuggest(w http.ResponseWriter, r *http.Request) (*client.SuggestionList, error) {
 	limit, err := queryInt(r, "limit", gateway.DefaultSuggestLimit, 1, gateway.MaxSuggestLimit)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out, err := s.svc.Suggest(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.Suggest(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit)
 }
 
-func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) (*client.Resolution, error) {
 	addr := r.URL.Query().Get("address")
 	if addr == "" {
-		return gateway.Invalid("address", "the query parameter address is required", "GET /api/v1/address/resolve?address=name@path.session")
+		return nil, gateway.Invalid("address", "the query parameter address is required", "GET /api/v1/address/resolve?address=name@path.session")
 	}
-	out, err := s.svc.Resolve(r.Context(), PrincipalOf(r), addr)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.Resolve(r.Context(), PrincipalOf(r), addr)
 }
 
-func (s *Server) handleParticipants(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.svc.SessionParticipants(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+func (s *Server) handleParticipants(w http.ResponseWriter, r *http.Request) (*client.ParticipantList, error) {
+	return s.svc.SessionParticipants(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
 }

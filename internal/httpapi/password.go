@@ -12,7 +12,7 @@ func passwordRoutes() []Route {
 	return []Route{{Method: "POST", Path: Prefix + "/me/password", Auth: AuthPerson,
 		Summary: "Change the person's own password; other cookie sessions end, this one stays",
 		Request: client.ChangePasswordRequest{}, Status: 204, Errors: []int{400, 401, 403, 429, 500},
-		Handler: (*Server).handleChangePassword}}
+		Answer: noBody((*Server).handleChangePassword)}}
 }
 
 // handleChangePassword serves POST /me/password (gateway.ChangePassword).
@@ -21,9 +21,5 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	if err := s.svc.ChangePassword(r.Context(), PrincipalOf(r), req, gateway.RemoteHost(r.RemoteAddr)); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.svc.ChangePassword(r.Context(), PrincipalOf(r), req, gateway.RemoteHost(r.RemoteAddr))
 }

@@ -14,91 +14,60 @@ func permissionRoutes() []Route {
 	p := Prefix
 	return []Route{
 		{Method: "POST", Path: p + "/permission/request", Auth: AuthAgent, Summary: "Ask the people of a session for permission (idempotent on relay_key)",
-			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 429, 500}, Handler: (*Server).handlePermissionRequest},
+			Request: client.PermissionRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 429, 500}, Answer: answer((*Server).handlePermissionRequest)},
 		{Method: "GET", Path: p + "/permission/{mail_id}", Auth: AuthAgent, Summary: "The state of one of the agent's permission requests",
-			Response: client.Permission{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetPermission},
+			Response: client.Permission{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleGetPermission)},
 		{Method: "GET", Path: p + "/grants", Auth: AuthAgent, Summary: "The always-allow grants that apply to the agent in one session",
-			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleAgentGrants,
+			Response: client.GrantList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleAgentGrants),
 			Query: []OpenAPIParam{{Name: "session_id"}, {Name: "tool"}}},
 		{Method: "GET", Path: p + "/me/permissions", Auth: AuthPerson, Summary: "Permission requests addressed to the person",
-			Response: client.PermissionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Handler: (*Server).handleMyPermissions,
+			Response: client.PermissionList{}, Status: 200, Errors: []int{400, 401, 403, 500}, Answer: answer((*Server).handleMyPermissions),
 			Query: []OpenAPIParam{{Name: "status", Enum: []string{"pending", "decided", "all"}, Default: "pending"}}},
 		{Method: "POST", Path: p + "/me/permission/{mail_id}/decide", Auth: AuthPerson, Summary: "Decide a permission request; the first decision wins",
-			Request: client.DecideRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleDecide},
+			Request: client.DecideRequest{}, Response: client.Permission{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Answer: answer((*Server).handleDecide)},
 		{Method: "GET", Path: p + "/me/grants", Auth: AuthPerson, Summary: "The grants the person gave (admins: all)",
-			Response: client.GrantList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleMyGrants},
+			Response: client.GrantList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleMyGrants)},
 		{Method: "DELETE", Path: p + "/me/grants/{grant_id}", Auth: AuthPerson, Summary: "Revoke a grant",
-			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeGrant},
+			Status: 204, Errors: errsRead, Answer: noBody((*Server).handleRevokeGrant)},
 	}
 }
 
-func (s *Server) handlePermissionRequest(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handlePermissionRequest(w http.ResponseWriter, r *http.Request) (*client.Permission, error) {
 	var req client.PermissionRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	out, err := s.svc.RequestPermission(r.Context(), PrincipalOf(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.RequestPermission(r.Context(), PrincipalOf(r), req)
 }
 
-func (s *Server) handleGetPermission(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.svc.GetPermission(r.Context(), PrincipalOf(r), chi.URLParam(r, "mail_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+func (s *Server) handleGetPermission(w http.ResponseWriter, r *http.Request) (*client.Permission, error) {
+	return s.svc.GetPermission(r.Context(), PrincipalOf(r), chi.URLParam(r, "mail_id"))
 }
 
-func (s *Server) handleAgentGrants(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleAgentGrants(w http.ResponseWriter, r *http.Request) (*client.GrantList, error) {
 	q := r.URL.Query()
-	out, err := s.svc.SessionGrants(r.Context(), PrincipalOf(r), q.Get("session_id"), q.Get("tool"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.SessionGrants(r.Context(), PrincipalOf(r), q.Get("session_id"), q.Get("tool"))
 }
 
-func (s *Server) handleMyPermissions(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.svc.ListPermissions(r.Context(), PrincipalOf(r), r.URL.Query().Get("status"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+func (s *Server) handleMyPermissions(w http.ResponseWriter, r *http.Request) (*client.PermissionList, error) {
+	return s.svc.ListPermissions(r.Context(), PrincipalOf(r), r.URL.Query().Get("status"))
 }
 
-func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) (*client.Permission, error) {
 	var req client.DecideRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	out, err := s.svc.Decide(r.Context(), PrincipalOf(r), chi.URLParam(r, "mail_id"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.Decide(r.Context(), PrincipalOf(r), chi.URLParam(r, "mail_id"), req)
 }
 
-func (s *Server) handleMyGrants(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.svc.PersonGrants(r.Context(), PrincipalOf(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+func (s *Server) handleMyGrants(w http.ResponseWriter, r *http.Request) (*client.GrantList, error) {
+	return s.svc.PersonGrants(r.Context(), PrincipalOf(r))
 }
 
 func (s *Server) handleRevokeGrant(w http.ResponseWriter, r *http.Request) error {
 	if err := s.svc.RevokeGrant(r.Context(), PrincipalOf(r), chi.URLParam(r, "grant_id")); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

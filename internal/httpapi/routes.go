@@ -14,9 +14,36 @@ const (
 	AuthAny    = "any"    // a person or an agent
 )
 
-// HandlerFunc is a route handler: it writes its success answer itself and
-// returns any error to the error funnel (writeError).
+// HandlerFunc is a route handler that writes its success answer itself, as
+// event streams, downloads and metrics must, and returns any error to the
+// error funnel (writeError). Handlers that answer one JSON value are
+// simpler as an AnswerFunc.
 type HandlerFunc func(s *Server, w http.ResponseWriter, r *http.Request) error
+
+// AnswerFunc is a route handler that returns its success answer instead of
+// writing it: the router writes the value as JSON with the route's Status,
+// or only the Status when the value is nil (a 204 without body). An error
+// goes to the error funnel and nothing else is written. The handler may
+// still set headers and cookies on w.
+type AnswerFunc func(s *Server, w http.ResponseWriter, r *http.Request) (any, error)
+
+// answer adapts a handler returning a typed value (the route's Response
+// type) to an AnswerFunc.
+func answer[T any](h func(*Server, http.ResponseWriter, *http.Request) (T, error)) AnswerFunc {
+	return func(s *Server, w http.ResponseWriter, r *http.Request) (any, error) {
+		v, err := h(s, w, r)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+// noBody adapts a handler whose success has no body (Status 204) to an
+// AnswerFunc: it only returns its error.
+func noBody(h func(*Server, http.ResponseWriter, *http.Request) error) AnswerFunc {
+	return func(s *Server, w http.ResponseWriter, r *http.Request) (any, error) { return nil, h(s, w, r) }
+}
 
 // Route is one entry of the route table, the single description of the
 // HTTP API from which the router is built and the OpenAPI document is
@@ -30,7 +57,9 @@ type HandlerFunc func(s *Server, w http.ResponseWriter, r *http.Request) error
 // handler reads, as docs/API.md documents them. Consumes is the request
 // content type when it is not JSON ("multipart/form-data": an upload in
 // the field "file"); Produces is the success content type when it is not
-// JSON ("text/event-stream", "application/octet-stream").
+// JSON ("text/event-stream", "application/octet-stream"). Exactly one of
+// Answer and Handler is set: Answer when the router writes the success
+// answer with Status, Handler when the handler writes it itself.
 type Route struct {
 	Method   string
 	Path     string
@@ -43,6 +72,7 @@ type Route struct {
 	Query    []OpenAPIParam
 	Consumes string
 	Produces string
+	Answer   AnswerFunc
 	Handler  HandlerFunc
 }
 

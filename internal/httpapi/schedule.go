@@ -17,57 +17,41 @@ func scheduleRoutes() []Route {
 	for _, base := range []struct{ path, auth string }{{p + "/schedules", AuthAgent}, {p + "/me/schedules", AuthPerson}} {
 		out = append(out,
 			Route{Method: "POST", Path: base.path, Auth: base.auth, Summary: "Create a reminder",
-				Request: client.CreateScheduleRequest{}, Response: client.Schedule{}, Status: 201, Errors: []int{400, 401, 403, 404, 409, 500}, Handler: (*Server).handleCreateSchedule},
+				Request: client.CreateScheduleRequest{}, Response: client.Schedule{}, Status: 201, Errors: []int{400, 401, 403, 404, 409, 500}, Answer: answer((*Server).handleCreateSchedule)},
 			Route{Method: "GET", Path: base.path, Auth: base.auth, Summary: "List the caller's reminders (with a hint near the limit)",
-				Response: client.ScheduleList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleListSchedules},
+				Response: client.ScheduleList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleListSchedules)},
 			Route{Method: "PATCH", Path: base.path + "/{id}", Auth: base.auth, Summary: "Change only the fields sent",
-				Request: client.UpdateScheduleRequest{}, Response: client.Schedule{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateSchedule},
+				Request: client.UpdateScheduleRequest{}, Response: client.Schedule{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleUpdateSchedule)},
 			Route{Method: "DELETE", Path: base.path + "/{id}", Auth: base.auth, Summary: "Delete a reminder",
-				Status: 204, Errors: errsRead, Handler: (*Server).handleDeleteSchedule},
+				Status: 204, Errors: errsRead, Answer: noBody((*Server).handleDeleteSchedule)},
 		)
 	}
 	return out
 }
 
-func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) (*client.Schedule, error) {
 	var req client.CreateScheduleRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	out, err := s.svc.CreateSchedule(r.Context(), PrincipalOf(r), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, out)
-	return nil
+	return s.svc.CreateSchedule(r.Context(), PrincipalOf(r), req)
 }
 
-func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.svc.ListSchedules(r.Context(), PrincipalOf(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) (*client.ScheduleList, error) {
+	return s.svc.ListSchedules(r.Context(), PrincipalOf(r))
 }
 
-func (s *Server) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) (*client.Schedule, error) {
 	var req client.UpdateScheduleRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	out, err := s.svc.UpdateSchedule(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.svc.UpdateSchedule(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
 }
 
 func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := s.svc.DeleteSchedule(r.Context(), PrincipalOf(r), chi.URLParam(r, "id")); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -10,20 +10,15 @@ import (
 func searchRoutes() []Route {
 	return []Route{{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
 		Summary:  "Search the person's own mails (subject, body, sender name), newest first",
-		Response: client.MailList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleSearch}}
+		Response: client.MailList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleSearch)}}
 }
 
 // handleSearch serves GET /me/mail/search?q=&limit=&cursor= (gateway.Search);
 // limit defaults to 50, at most maxPageLimit.
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) (*client.MailList, error) {
 	limit, err := queryInt(r, "limit", personInboxLimit, 1, maxPageLimit)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l, err := s.svc.Search(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit, r.URL.Query().Get("cursor"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return s.svc.Search(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit, r.URL.Query().Get("cursor"))
 }

@@ -14,81 +14,60 @@ import (
 func sessionRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "GET", Path: p + "/me/sessions", Auth: AuthPerson, Summary: "Sessions the person takes part in, most recent first", Response: client.SessionList{}, Status: 200, Errors: errsPerson, Handler: (*Server).handleListSessions,
+		{Method: "GET", Path: p + "/me/sessions", Auth: AuthPerson, Summary: "Sessions the person takes part in, most recent first", Response: client.SessionList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleListSessions),
 			Query: []OpenAPIParam{queryLimit(50), queryCursor}},
-		{Method: "GET", Path: p + "/me/sessions/{id}", Auth: AuthPerson, Summary: "One session", Response: client.Session{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetSession},
-		{Method: "PATCH", Path: p + "/me/sessions/{id}", Auth: AuthPerson, Summary: "Change alias (manual), budget, or reset used rounds", Request: client.UpdateSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleUpdateSession},
-		{Method: "GET", Path: p + "/me/sessions/{id}/mails", Auth: AuthPerson, Summary: "A session's mails, oldest first; next_cursor continues with the newer ones", Response: client.MailList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionMails,
+		{Method: "GET", Path: p + "/me/sessions/{id}", Auth: AuthPerson, Summary: "One session", Response: client.Session{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleGetSession)},
+		{Method: "PATCH", Path: p + "/me/sessions/{id}", Auth: AuthPerson, Summary: "Change alias (manual), budget, or reset used rounds", Request: client.UpdateSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleUpdateSession)},
+		{Method: "GET", Path: p + "/me/sessions/{id}/mails", Auth: AuthPerson, Summary: "A session's mails, oldest first; next_cursor continues with the newer ones", Response: client.MailList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleSessionMails),
 			Query: []OpenAPIParam{queryLimit(50), queryCursor}},
 		{Method: "GET", Path: p + "/me/sessions/{id}/runs", Auth: AuthPerson, Summary: "Runs of a session, newest first", Response: client.RunList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionRuns},
-		{Method: "GET", Path: p + "/sessions/{id}", Auth: AuthAgent, Summary: "One session the agent takes part in", Response: client.Session{}, Status: 200, Errors: errsRead, Handler: (*Server).handleGetSession},
-		{Method: "POST", Path: p + "/sessions/{id}/sync", Auth: AuthAgent, Summary: "Propose alias and title; answers the final alias (W-7)", Request: client.SyncSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleSyncSession},
+		{Method: "GET", Path: p + "/sessions/{id}", Auth: AuthAgent, Summary: "One session the agent takes part in", Response: client.Session{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleGetSession)},
+		{Method: "POST", Path: p + "/sessions/{id}/sync", Auth: AuthAgent, Summary: "Propose alias and title; answers the final alias (W-7)", Request: client.SyncSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleSyncSession)},
 		{Method: "PUT", Path: p + "/sessions/{id}/platform-session", Auth: AuthAgent, Summary: "Bind the platform's session id (B-3.3)", Request: client.BindPlatformSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleBindPlatformSession},
 		{Method: "GET", Path: p + "/sessions/{id}/runs", Auth: AuthAgent, Summary: "Runs of a session, newest first", Response: client.RunList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionRuns},
 		{Method: "PUT", Path: p + "/runs/{run_id}", Auth: AuthAgent, Summary: "Report a run (upsert, seed 004)", Request: client.Run{}, Response: client.Run{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handlePutRun},
 	}
 }
 
-func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) (*client.SessionList, error) {
 	limit, err := queryInt(r, "limit", 50, 1, maxPageLimit)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l, next, err := s.svc.ListSessions(r.Context(), PrincipalOf(r), limit, r.URL.Query().Get("cursor"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l.NextCursor = next
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return l, nil
 }
 
-func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.GetSession(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) (*client.Session, error) {
+	return s.svc.GetSession(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
 }
 
-func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) (*client.Session, error) {
 	var req client.UpdateSessionRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	v, err := s.svc.UpdateSession(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return s.svc.UpdateSession(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
 }
 
-func (s *Server) handleSessionMails(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSessionMails(w http.ResponseWriter, r *http.Request) (*client.MailList, error) {
 	limit, err := queryInt(r, "limit", 50, 1, maxPageLimit)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l, err := s.svc.SessionMails(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), limit, r.URL.Query().Get("cursor"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, l)
-	return nil
+	return s.svc.SessionMails(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), limit, r.URL.Query().Get("cursor"))
 }
 
-func (s *Server) handleSyncSession(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) handleSyncSession(w http.ResponseWriter, r *http.Request) (*client.Session, error) {
 	var req client.SyncSessionRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
-	v, err := s.svc.SyncSession(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return s.svc.SyncSession(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"), req)
 }
 
 func (s *Server) handleBindPlatformSession(w http.ResponseWriter, r *http.Request) error {
