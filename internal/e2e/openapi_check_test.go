@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/internal/httpapi"
+	"github.com/agentmail/agentmail/internal/testkit/openapicheck"
 )
 
 // The OpenAPI check of recorded answers (issue 8 item 2): a test that wants
@@ -23,15 +24,22 @@ import (
 
 var (
 	oaValidatorOnce sync.Once
-	oaValidator     *httpapi.ResponseValidator
+	oaValidator     *openapicheck.Validator
 	oaValidatorErr  error
 )
 
 // openAPIValidator returns the validator of the document the route table
 // generates (the same one the gateway binary serves).
-func openAPIValidator(t testing.TB) *httpapi.ResponseValidator {
+func openAPIValidator(t testing.TB) *openapicheck.Validator {
 	t.Helper()
-	oaValidatorOnce.Do(func() { oaValidator, oaValidatorErr = httpapi.NewDocumentValidator() })
+	oaValidatorOnce.Do(func() {
+		doc, err := httpapi.OpenAPIDocument()
+		if err != nil {
+			oaValidatorErr = err
+			return
+		}
+		oaValidator, oaValidatorErr = openapicheck.New(doc)
+	})
 	if oaValidatorErr != nil {
 		t.Fatalf("OpenAPI validator: %v", oaValidatorErr)
 	}
@@ -88,7 +96,7 @@ func CheckedHTTPClient(t testing.TB) *http.Client {
 type schemaCheckingTransport struct {
 	t    testing.TB
 	base http.RoundTripper
-	v    *httpapi.ResponseValidator
+	v    *openapicheck.Validator
 
 	mu   sync.Mutex
 	seen map[string]int // "METHOD pattern status" -> answers checked

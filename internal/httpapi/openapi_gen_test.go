@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/testkit/openapicheck"
 )
 
 // oaSampleRoutes exercises the generator on real wire types, independent of
@@ -231,7 +232,7 @@ func TestOpenAPIRefusesDuplicateRoutes(t *testing.T) {
 
 func TestResponseValidator(t *testing.T) {
 	raw, _ := oaBuildSample(t)
-	v, err := NewResponseValidator(raw)
+	v, err := openapicheck.New(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,16 +38,6 @@ func OpenAPIDocument() ([]byte, error) {
 	return openAPIDocB, openAPIErr
 }
 
-// NewDocumentValidator returns a ResponseValidator for the document of the
-// route table, for tests that check recorded answers.
-func NewDocumentValidator() (*ResponseValidator, error) {
-	doc, err := OpenAPIDocument()
-	if err != nil {
-		return nil, err
-	}
-	return NewResponseValidator(doc)
-}
-
 // handleOpenAPI serves GET /api/v1/openapi.json.
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	doc, err := OpenAPIDocument()

@@ -1,10 +1,17 @@
-package httpapi
+// Package openapicheck checks answers of the gateway against its OpenAPI
+// document (api/openapi.json, the bytes httpapi.OpenAPIDocument generates):
+// the status must be described for the operation and a JSON body must
+// match the schema of that status. It is for tests only and is imported by
+// no package of the agentmail binary, so its JSON Schema library stays out
+// of it. It does not import httpapi, so httpapi's own tests can use it.
+package openapicheck
 
 import (
 	"bytes"
 	"fmt"
 	"mime"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,11 +21,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ResponseValidator checks answers of the gateway against an OpenAPI
+// Validator checks answers of the gateway against an OpenAPI
 // document: the status must be described for the operation and a JSON body
 // must match the schema of that status (formats such as date-time are
 // asserted). It is safe for concurrent use.
-type ResponseValidator struct {
+type Validator struct {
 	doc    map[string]any
 	router *chi.Mux // documented patterns, to match concrete paths
 
@@ -27,12 +34,12 @@ type ResponseValidator struct {
 	schemas  map[string]*jsonschema.Schema
 }
 
-// oaDocURL names the document inside the schema compiler.
-const oaDocURL = "mem://agentmail/openapi.json"
+// docURL names the document inside the schema compiler.
+const docURL = "mem://agentmail/openapi.json"
 
-// NewResponseValidator parses an OpenAPI document (as BuildOpenAPI writes
-// it). Errors: the document is not JSON or has no paths.
-func NewResponseValidator(doc []byte) (*ResponseValidator, error) {
+// New parses an OpenAPI document (as httpapi.BuildOpenAPI writes it).
+// Errors: the document is not JSON or has no paths.
+func New(doc []byte) (*Validator, error) {
 	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, fmt.Errorf("openapi validator: parse document: %w", err)
@@ -48,10 +55,10 @@ func NewResponseValidator(doc []byte) (*ResponseValidator, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	if err := c.AddResource(oaDocURL, parsed); err != nil {
+	if err := c.AddResource(docURL, parsed); err != nil {
 		return nil, fmt.Errorf("openapi validator: %w", err)
 	}
-	v := &ResponseValidator{doc: m, router: chi.NewRouter(), compiler: c, schemas: map[string]*jsonschema.Schema{}}
+	v := &Validator{doc: m, router: chi.NewRouter(), compiler: c, schemas: map[string]*jsonschema.Schema{}}
 	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	keys := make([]string, 0, len(paths))
 	for p := range paths {
@@ -73,7 +80,7 @@ func NewResponseValidator(doc []byte) (*ResponseValidator, error) {
 // Pattern returns the documented path pattern a concrete request path
 // matches ("/api/v1/mail/abc" -> "/api/v1/mail/{id}"), and false when no
 // documented route matches method and path.
-func (v *ResponseValidator) Pattern(method, path string) (string, bool) {
+func (v *Validator) Pattern(method, path string) (string, bool) {
 	rctx := chi.NewRouteContext()
 	if !v.router.Match(rctx, strings.ToUpper(method), path) {
 		return "", false
@@ -87,8 +94,8 @@ func (v *ResponseValidator) Pattern(method, path string) (string, bool) {
 // body its bytes. A JSON body must match the response schema; a described
 // response without content must come without a body; other media types
 // only need to be the described one. The error lists every mismatch.
-func (v *ResponseValidator) Validate(method, pattern string, status int, contentType string, body []byte) error {
-	pattern = openAPIPattern(pattern)
+func (v *Validator) Validate(method, pattern string, status int, contentType string, body []byte) error {
+	pattern = documentedPath(pattern)
 	m := strings.ToLower(method)
 	where := fmt.Sprintf("%s %s -> %d", strings.ToUpper(method), pattern, status)
 	paths, _ := v.doc["paths"].(map[string]any)
@@ -138,23 +145,23 @@ func (v *ResponseValidator) Validate(method, pattern string, status int, content
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%s: the body is not JSON: %v (body %q)", where, err, oaTruncate(body, 300))
+		return fmt.Errorf("%s: the body is not JSON: %v (body %q)", where, err, truncate(body, 300))
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s: the body does not match the schema: %v\nbody: %s", where, err, oaTruncate(body, 2000))
+		return fmt.Errorf("%s: the body does not match the schema: %v\nbody: %s", where, err, truncate(body, 2000))
 	}
 	return nil
 }
 
 // schema compiles (once) the schema at paths/<pattern>/<method>/responses/<key>/content/<mt>/schema.
-func (v *ResponseValidator) schema(pattern, method, key, mt string) (*jsonschema.Schema, error) {
-	ptr := "/paths/" + oaPointerEscape(pattern) + "/" + method + "/responses/" + key + "/content/" + oaPointerEscape(mt) + "/schema"
+func (v *Validator) schema(pattern, method, key, mt string) (*jsonschema.Schema, error) {
+	ptr := "/paths/" + pointerEscape(pattern) + "/" + method + "/responses/" + key + "/content/" + pointerEscape(mt) + "/schema"
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if s, ok := v.schemas[ptr]; ok {
 		return s, nil
 	}
-	s, err := v.compiler.Compile(oaDocURL + "#" + oaFragmentEscape(ptr))
+	s, err := v.compiler.Compile(docURL + "#" + fragmentEscape(ptr))
 	if err != nil {
 		return nil, fmt.Errorf("compile the response schema %s: %w", ptr, err)
 	}
@@ -162,13 +169,52 @@ func (v *ResponseValidator) schema(pattern, method, key, mt string) (*jsonschema
 	return s, nil
 }
 
-// oaPointerEscape escapes one JSON pointer token (RFC 6901).
-func oaPointerEscape(s string) string {
+// chiParam matches a chi path parameter, with an optional regexp.
+var chiParam = regexp.MustCompile(`\{([^}:]+)(:[^}]*)?\}`)
+
+// documentedPath is a chi pattern as the document names it:
+// "/mail/{id:[0-9]+}" -> "/mail/{id}".
+func documentedPath(pattern string) string { return chiParam.ReplaceAllString(pattern, "{$1}") }
+
+// SchemasCompile compiles the JSON schema of every described JSON answer,
+// so each $ref resolves, and answers how many it compiled; the error lists
+// every schema that does not compile.
+func (v *Validator) SchemasCompile() (int, error) {
+	paths, _ := v.doc["paths"].(map[string]any)
+	var errs []string
+	n := 0
+	for p, item := range paths {
+		ops, _ := item.(map[string]any)
+		for m, op := range ops {
+			opm, _ := op.(map[string]any)
+			responses, _ := opm["responses"].(map[string]any)
+			for code, resp := range responses {
+				rm, _ := resp.(map[string]any)
+				content, _ := rm["content"].(map[string]any)
+				if _, ok := content["application/json"]; !ok {
+					continue
+				}
+				if _, err := v.schema(p, m, code, "application/json"); err != nil {
+					errs = append(errs, fmt.Sprintf("%s %s %s: %v", m, p, code, err))
+				}
+				n++
+			}
+		}
+	}
+	sort.Strings(errs)
+	if len(errs) > 0 {
+		return n, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return n, nil
+}
+
+// pointerEscape escapes one JSON pointer token (RFC 6901).
+func pointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// oaFragmentEscape percent-encodes what may not stand in a URI fragment.
-func oaFragmentEscape(ptr string) string {
+// fragmentEscape percent-encodes what may not stand in a URI fragment.
+func fragmentEscape(ptr string) string {
 	var b strings.Builder
 	for _, c := range []byte(ptr) {
 		switch {
@@ -181,7 +227,7 @@ func oaFragmentEscape(ptr string) string {
 	return b.String()
 }
 
-func oaTruncate(b []byte, n int) string {
+func truncate(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "..."
 	}
@@ -197,7 +243,7 @@ type TestingT interface {
 // CheckResponse fails t when an answer does not match v's document: the
 // function end-to-end tests call with (method, path pattern, status, body)
 // of a recorded answer. The body is taken as JSON.
-func (v *ResponseValidator) CheckResponse(t TestingT, method, pattern string, status int, body []byte) {
+func (v *Validator) CheckResponse(t TestingT, method, pattern string, status int, body []byte) {
 	t.Helper()
 	ct := "application/json"
 	if len(bytes.TrimSpace(body)) == 0 {
