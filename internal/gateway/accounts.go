@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -22,24 +21,14 @@ import (
 // MinPasswordLength is the shortest password accepted for a person.
 const MinPasswordLength = 8
 
-// bcryptCost is the bcrypt work factor for passwords.
-var bcryptCost = bcrypt.DefaultCost
-
-var (
-	dummyOnce sync.Once
-	dummy     []byte
-)
-
-// dummyHash is a real bcrypt hash at the current cost, compared against
+// dummyHash is a real bcrypt hash at the service's cost, compared against
 // when the username is unknown.
-func dummyHash() []byte {
-	dummyOnce.Do(func() { dummy, _ = bcrypt.GenerateFromPassword([]byte("not a password"), bcryptCost) })
-	return dummy
+func (s *Service) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("not a password"), s.Config.BcryptCost)
+	})
+	return s.dummy
 }
-
-// SetBcryptCostForTests lowers the bcrypt cost so tests run fast; never call
-// it in the server.
-func SetBcryptCostForTests() { bcryptCost = bcrypt.MinCost }
 
 // HashToken answers the stored form of a bearer token or cookie value:
 // SHA-256, hex. Tokens are random and long, so a fast hash is enough.
@@ -126,7 +115,7 @@ func (s *Service) createUser(ctx context.Context, req client.CreateUserRequest, 
 	if role != RoleUser && role != RoleAdmin {
 		return nil, Invalid("role", fmt.Sprintf("role %q is not one of admin, user", role), `use "admin" or "user"`)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), bcryptCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), s.Config.BcryptCost)
 	if err != nil {
 		return nil, Invalid("password", "password cannot be hashed: "+err.Error(), "use at most 72 bytes")
 	}
@@ -176,7 +165,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Principal, username str
 			return nil, Invalid("password", fmt.Sprintf("password must have at least %d characters", MinPasswordLength), "choose a longer password")
 		}
 		var err error
-		if hash, err = bcrypt.GenerateFromPassword([]byte(*req.Password), bcryptCost); err != nil {
+		if hash, err = bcrypt.GenerateFromPassword([]byte(*req.Password), s.Config.BcryptCost); err != nil {
 			return nil, Invalid("password", "password cannot be hashed: "+err.Error(), "use at most 72 bytes")
 		}
 	}
@@ -236,7 +225,7 @@ func (s *Service) login(ctx context.Context, req client.LoginRequest) (cookie st
 	u, err := s.Read().GetUser(ctx, req.Username)
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the same time as a real check so names cannot be probed.
-		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(req.Password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(req.Password))
 		return "", nil, bad
 	}
 	if err != nil {

@@ -32,7 +32,7 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, req client.C
 	if len(req.NewPassword) < MinPasswordLength {
 		return Invalid("new_password", fmt.Sprintf("new_password must have at least %d characters", MinPasswordLength), "choose a longer password")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), bcryptCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(req.NewPassword), s.Config.BcryptCost)
 	if err != nil {
 		return Invalid("new_password", "new_password cannot be hashed: "+err.Error(), "use at most 72 bytes")
 	}

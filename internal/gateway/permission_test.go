@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 	"github.com/agentmail/agentmail/internal/store/storetest"
@@ -31,11 +33,10 @@ type extrasEnv struct {
 
 func newExtrasEnv(t *testing.T) *extrasEnv {
 	t.Helper()
-	SetBcryptCostForTests()
 	ctx := context.Background()
 	st := storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
 	clock := NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
-	svc := New(st, clock, Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := New(st, clock, Config{BcryptCost: bcrypt.MinCost}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e := &extrasEnv{t: t, ctx: ctx, svc: svc, clock: clock}
 	for _, name := range []string{"alice", "bob", "carol"} {
 		if _, err := svc.CreateUser(ctx, client.CreateUserRequest{Username: name, Password: "password-123"}); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 	"github.com/agentmail/agentmail/internal/store/storetest"
@@ -25,7 +27,6 @@ func twoReplicas(t *testing.T) (*Service, *Service, *ManualClock) {
 	if !storetest.Postgres() {
 		t.Skip("PostgreSQL only: AGENTMAIL_TEST_DATABASE=postgres AGENTMAIL_TEST_POSTGRES_URL=...")
 	}
-	SetBcryptCostForTests()
 	url := storetest.DatabaseURL(t)
 	clock := NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -36,7 +37,7 @@ func twoReplicas(t *testing.T) (*Service, *Service, *ManualClock) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		svcs[i] = New(st, clock, Config{}, log)
+		svcs[i] = New(st, clock, Config{BcryptCost: bcrypt.MinCost}, log)
 	}
 	return svcs[0], svcs[1], clock
 }

@@ -29,14 +29,6 @@ const (
 	MaxScheduleRecipients = 20
 )
 
-// ScheduleLimit is the per-owner cap in force (DefaultScheduleLimit unless
-// the serve command sets AGENTMAIL_SCHEDULE_LIMIT).
-var ScheduleLimit = DefaultScheduleLimit
-
-// ScheduleZone is the server's zone in which an event_time without zone is
-// read (time.Local, i.e. TZ, unless set otherwise).
-var ScheduleZone = time.Local
-
 func scheduleView(row store.ScheduleRow) client.Schedule {
 	v := client.Schedule{ScheduleID: row.ScheduleID, Owner: row.Owner, Title: row.Title, Body: row.Body,
 		EventTime: row.EventTime, RemindBeforeMinutes: row.RemindBeforeMinutes, RemindAt: row.RemindAt,
@@ -52,17 +44,17 @@ func scheduleNotFound() error {
 	return NotFound("schedule_not_found", "no such schedule", "list your schedules (GET /api/v1/schedules) for their ids")
 }
 
-// parseEventTimeField reads event_time as a 400 naming the field, refusing
-// a time that is not in the future.
-func parseEventTimeField(raw string, now time.Time) (time.Time, error) {
-	t, err := ParseEventTime(raw, now, ScheduleZone)
+// parseEventTimeField reads event_time (in zone when it names none) as a
+// 400 naming the field, refusing a time that is not in the future.
+func parseEventTimeField(raw string, now time.Time, zone *time.Location) (time.Time, error) {
+	t, err := ParseEventTime(raw, now, zone)
 	if err != nil {
 		return t, Invalid("event_time", err.Error(), "compute the time yourself from the server's current time and send RFC 3339")
 	}
 	t = t.UTC().Truncate(time.Millisecond)
 	if !t.After(now) {
 		return t, Invalid("event_time", fmt.Sprintf("event_time %s is not in the future; the server's current time is %s",
-			t.In(ScheduleZone).Format(time.RFC3339), now.In(ScheduleZone).Format(time.RFC3339)), "give a later time")
+			t.In(zone).Format(time.RFC3339), now.In(zone).Format(time.RFC3339)), "give a later time")
 	}
 	return t, nil
 }
@@ -144,7 +136,7 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 // zone) or a date alone (09:00), in the future; natural language is a 400
 // carrying the server's time. remind_before_minutes: a number or numeric
 // string, 0..MaxRemindBeforeMinutes. recipients: see
-// resolveScheduleRecipients. At ScheduleLimit schedules the owner gets 409
+// resolveScheduleRecipients. At Config.ScheduleLimit schedules the owner gets 409
 // "schedule_limit".
 func (s *Service) CreateSchedule(ctx context.Context, p *Principal, req client.CreateScheduleRequest) (*client.Schedule, error) {
 	title := strings.TrimSpace(req.Title)
@@ -167,7 +159,7 @@ func (s *Service) CreateSchedule(ctx context.Context, p *Principal, req client.C
 	}
 	var row store.ScheduleRow
 	err = s.Write(ctx, func(tx *Tx) error {
-		ev, err := parseEventTimeField(req.EventTime, tx.Now)
+		ev, err := parseEventTimeField(req.EventTime, tx.Now, s.Config.ScheduleZone)
 		if err != nil {
 			return err
 		}
@@ -179,8 +171,8 @@ func (s *Service) CreateSchedule(ctx context.Context, p *Principal, req client.C
 		if err != nil {
 			return err
 		}
-		if n >= ScheduleLimit {
-			return Conflict("schedule_limit", fmt.Sprintf("you have %d schedules, the limit is %d", n, ScheduleLimit),
+		if n >= s.Config.ScheduleLimit {
+			return Conflict("schedule_limit", fmt.Sprintf("you have %d schedules, the limit is %d", n, s.Config.ScheduleLimit),
 				"delete schedules that were sent or are no longer needed (DELETE /api/v1/schedules/{id}), then create this one")
 		}
 		rj, _ := json.Marshal(rcpt)
@@ -205,7 +197,7 @@ func (s *Service) ListSchedules(ctx context.Context, p *Principal) (*client.Sche
 	if err != nil {
 		return nil, err
 	}
-	out := &client.ScheduleList{Schedules: []client.Schedule{}, Count: len(rows), Limit: ScheduleLimit}
+	out := &client.ScheduleList{Schedules: []client.Schedule{}, Count: len(rows), Limit: s.Config.ScheduleLimit}
 	sent := 0
 	for _, r := range rows {
 		out.Schedules = append(out.Schedules, scheduleView(r))
@@ -258,7 +250,7 @@ func (s *Service) UpdateSchedule(ctx context.Context, p *Principal, id string, r
 			row.Body = *req.Body
 		}
 		if req.EventTime != nil {
-			ev, err := parseEventTimeField(*req.EventTime, tx.Now)
+			ev, err := parseEventTimeField(*req.EventTime, tx.Now, s.Config.ScheduleZone)
 			if err != nil {
 				return err
 			}
@@ -452,7 +444,7 @@ func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.Schedule
 			}
 		}
 	}
-	body := fmt.Sprintf("Reminder: %s\n\nWhen: %s", row.Title, row.EventTime.In(ScheduleZone).Format(time.RFC3339))
+	body := fmt.Sprintf("Reminder: %s\n\nWhen: %s", row.Title, row.EventTime.In(s.Config.ScheduleZone).Format(time.RFC3339))
 	if row.RemindBeforeMinutes > 0 {
 		body += fmt.Sprintf(" (in %d minutes)", row.RemindBeforeMinutes)
 	}

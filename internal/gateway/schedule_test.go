@@ -10,8 +10,7 @@ import (
 
 func TestScheduleCreateListPatchDelete(t *testing.T) {
 	e := newExtrasEnv(t)
-	ScheduleZone = time.UTC
-	t.Cleanup(func() { ScheduleZone = time.Local })
+	e.svc.Config.ScheduleZone = time.UTC
 	sc, err := e.svc.CreateSchedule(e.ctx, e.alice, client.CreateScheduleRequest{Title: "standup", EventTime: "2026-09-03",
 		RemindBeforeMinutes: "30", Recipients: "bob，alice"})
 	if err != nil {
@@ -42,7 +41,7 @@ func TestScheduleCreateListPatchDelete(t *testing.T) {
 	wantCode(t, err, KindNotFound, "schedule_not_found")
 	wantCode(t, e.svc.DeleteSchedule(e.ctx, e.bob, sc.ScheduleID), KindNotFound, "schedule_not_found")
 	l, _ := e.svc.ListSchedules(e.ctx, e.alice)
-	if l.Count != 1 || l.Limit != ScheduleLimit || l.Hint != "" {
+	if l.Count != 1 || l.Limit != DefaultScheduleLimit || l.Hint != "" {
 		t.Errorf("list = %+v", l)
 	}
 	if err := e.svc.DeleteSchedule(e.ctx, e.alice, sc.ScheduleID); err != nil {
@@ -86,9 +85,7 @@ func TestScheduleBadInput(t *testing.T) {
 
 func TestScheduleCapAndHint(t *testing.T) {
 	e := newExtrasEnv(t)
-	old := ScheduleLimit
-	ScheduleLimit = 4
-	t.Cleanup(func() { ScheduleLimit = old })
+	e.svc.Config.ScheduleLimit = 4
 	for i := 0; i < 3; i++ {
 		if _, err := e.svc.CreateSchedule(e.ctx, e.alice, client.CreateScheduleRequest{Title: "t", EventTime: "2026-10-01T10:00:00Z"}); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 )
@@ -33,6 +35,17 @@ type Config struct {
 	OnlineWithin time.Duration
 	// CookieTTL is how long a cookie session lives without use; default 14 days.
 	CookieTTL time.Duration
+	// BcryptCost is the bcrypt work factor of stored passwords; default
+	// bcrypt.DefaultCost. Tests lower it to bcrypt.MinCost to run fast;
+	// `agentmail serve` leaves the default.
+	BcryptCost int
+	// ScheduleLimit is how many schedules one owner may keep, sent ones
+	// included; the next is a 409 schedule_limit. Default
+	// DefaultScheduleLimit (AGENTMAIL_SCHEDULE_LIMIT).
+	ScheduleLimit int
+	// ScheduleZone is the zone in which an event_time without zone is read
+	// and reminder times are written; default time.Local (TZ).
+	ScheduleZone *time.Location
 	// KeyCacheTTL is how long a verified bearer key is served from memory
 	// (keycache.go): the longest a revocation or a person's disabling made
 	// on another replica goes unseen here. Default 2 s; negative turns the
@@ -69,6 +82,15 @@ func (c *Config) fill() {
 	}
 	if c.CookieTTL == 0 {
 		c.CookieTTL = 14 * 24 * time.Hour
+	}
+	if c.BcryptCost == 0 {
+		c.BcryptCost = bcrypt.DefaultCost
+	}
+	if c.ScheduleLimit <= 0 {
+		c.ScheduleLimit = DefaultScheduleLimit
+	}
+	if c.ScheduleZone == nil {
+		c.ScheduleZone = time.Local
 	}
 	if c.KeyCacheTTL == 0 {
 		c.KeyCacheTTL = 2 * time.Second
@@ -133,6 +155,8 @@ type Service struct {
 	MailsCommitted func(mailTypes []string)
 
 	keys      keyCache // verified bearer keys (keycache.go)
+	dummyOnce sync.Once
+	dummy     []byte   // a bcrypt hash at Config.BcryptCost (accounts.go dummyHash)
 	nameKinds sync.Map // name → kind, for good (keycache.go)
 }
 

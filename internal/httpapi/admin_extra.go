@@ -45,6 +45,7 @@ type extras struct {
 	maxAttachmentBytes   int64
 	sweepEvery           time.Duration
 	attachmentSweepEvery time.Duration
+	scheduleLimit        int // 0: gateway.DefaultScheduleLimit
 }
 
 // ext answers the server's extras; a Server built without Start has no
@@ -85,7 +86,7 @@ func extrasFromEnv(dataDir string) (*extras, error) {
 		if err != nil || n <= 0 {
 			return nil, fmt.Errorf("%s=%q: want a positive number", EnvScheduleLimit, v)
 		}
-		gateway.ScheduleLimit = n
+		x.scheduleLimit = n
 	}
 	dir := strings.TrimSpace(os.Getenv(EnvAttachmentDir))
 	if dir == "" {
@@ -102,18 +103,14 @@ func extrasFromEnv(dataDir string) (*extras, error) {
 	return x, nil
 }
 
-// startExtras opens the attachment store and starts the sweeps of issue 3
-// (permission timeouts, reminders, unsent attachments) until ctx ends. The
+// startExtras keeps x (its attachment store open) and starts the sweeps of
+// issue 3 (permission timeouts, reminders, unsent attachments) until ctx
+// ends. The
 // first round runs at once, so what fell due while the gateway was down is
 // handled at start.
-func (s *Server) startExtras(ctx context.Context, dataDir string) error {
-	x, err := extrasFromEnv(dataDir)
-	if err != nil {
-		return err
-	}
+func (s *Server) startExtras(ctx context.Context, x *extras) {
 	s.extras = x
 	go s.runSweeps(ctx)
-	return nil
 }
 
 // runSweeps runs the background sweeps until ctx ends. Errors are logged;

@@ -63,6 +63,14 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	x, err := extrasFromEnv(cfg.DataDir)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if x.scheduleLimit > 0 {
+		cfg.Gateway.ScheduleLimit = x.scheduleLimit
+	}
 	svc := gateway.New(st, cfg.Clock, cfg.Gateway, log)
 	if err := svc.BackfillNameSkeletons(ctx); err != nil {
 		st.Close()
@@ -92,11 +100,7 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	}
 	svc.Notifier = hub
 	srv := New(svc, hub, log, cfg.Server)
-	if err := srv.startExtras(hubCtx, cfg.DataDir); err != nil {
-		cancel()
-		st.Close()
-		return nil, err
-	}
+	srv.startExtras(hubCtx, x)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		cancel()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
@@ -20,7 +22,9 @@ import (
 	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
-func init() { gateway.SetBcryptCostForTests() }
+// fastHashing is the gateway configuration of these tests: the lowest
+// bcrypt cost, so signing in takes microseconds.
+var fastHashing = gateway.Config{BcryptCost: bcrypt.MinCost}
 
 // env is a gateway on a temporary SQLite database behind httptest, with a
 // manual clock and a signed-in admin.
@@ -48,7 +52,7 @@ func newEnvWith(t *testing.T, opt httpapi.Options) *env {
 	st := storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
 	clock := gateway.NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := gateway.New(st, clock, gateway.Config{}, log)
+	svc := gateway.New(st, clock, fastHashing, log)
 	hub := events.NewHub(st, events.Options{PollInterval: 50 * time.Millisecond}, log)
 	if err := hub.Start(ctx); err != nil {
 		t.Fatal(err)

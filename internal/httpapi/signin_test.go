@@ -145,7 +145,7 @@ func TestSignInThrottlePerAddress(t *testing.T) {
 func TestSignInThrottleHoldsAcrossReplicas(t *testing.T) {
 	e := newEnv(t)
 	e.person("ann")
-	other := gateway.New(e.st, e.clock, gateway.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	other := gateway.New(e.st, e.clock, fastHashing, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
 		_, _, err := other.Login(context.Background(), client.LoginRequest{Username: "ann", Password: "wrong"}, "198.51.100.9")
 		if !gateway.HasCode(err, "invalid_credentials") {
@@ -250,7 +250,7 @@ func TestNamesAreCaseInsensitiveAndSomeAreReserved(t *testing.T) {
 // first start may not take the other reserved names.
 func TestAdminNameIsOnlyForTheFirstAdmin(t *testing.T) {
 	ctx := context.Background()
-	svc := gateway.New(storetest.Open(t), nil, gateway.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := gateway.New(storetest.Open(t), nil, fastHashing, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, name := range []string{"system", "agentmail", "timeout"} {
 		if _, _, err := svc.BootstrapAdmin(ctx, name, "long-enough"); !gateway.HasCode(err, "reserved_name") {
 			t.Errorf("ADMIN_USER=%s: %v", name, err)

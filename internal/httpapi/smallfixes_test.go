@@ -20,7 +20,7 @@ func TestUploadWithTwoFilePartsIsRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	app, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: t.TempDir(), AdminUser: "admin",
-		AdminPassword: adminPassword, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		AdminPassword: adminPassword, Gateway: fastHashing, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
