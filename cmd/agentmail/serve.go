@@ -66,6 +66,10 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 		if err := lvl.UnmarshalText([]byte(serveFlags.logLevel)); err != nil {
 			return usagef("--log-level: %w", err) // exit 2
 		}
+		env, err := readServeEnv(os.Getenv)
+		if err != nil {
+			return err
+		}
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -77,10 +81,11 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 					"  It is shown only this once. Sign in and change it, or restart with ADMIN_PASSWORD set on a new data directory.\n\n",
 					user, password)
 			},
+			AttachmentDir: env.attachmentDir, SweepInterval: env.sweepInterval, AttachmentSweepInterval: env.attachmentSweepInterval,
 			Gateway: gateway.Config{MaxPendingPermissions: serveFlags.maxPendingPermissions,
-				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes},
+				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit},
 			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
-				MaxStreamsPerKey: serveFlags.maxStreamsPerKey},
+				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes},
 			Log: log,
 		})
 		if err != nil {
@@ -145,4 +150,68 @@ func serveEnv(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// The settings of `agentmail serve` that have no flag, read from the
+// environment when it starts (docs/OPERATIONS.md).
+const (
+	// envMaxAttachmentBytes is the size limit of one attachment in bytes
+	// (W-8); default gateway.DefaultMaxAttachmentBytes (25 MB).
+	envMaxAttachmentBytes = httpapi.EnvMaxAttachmentBytes
+	// envAttachmentDir is where attachment contents live; default
+	// <data dir>/attachments.
+	envAttachmentDir = "AGENTMAIL_ATTACHMENT_DIR"
+	// envSweepInterval is how often permission timeouts and due reminders
+	// are handled (a Go duration, e.g. "5s"); default 5 s.
+	envSweepInterval = "AGENTMAIL_SWEEP_INTERVAL"
+	// envAttachmentSweepInterval is how often unsent attachments and
+	// unreferenced contents are removed; default 10 min.
+	envAttachmentSweepInterval = "AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL"
+	// envScheduleLimit is the per-owner schedule cap; default 50.
+	envScheduleLimit = "AGENTMAIL_SCHEDULE_LIMIT"
+)
+
+// serveEnvSettings holds those settings; a zero field leaves the default of the
+// part it configures (httpapi.AppConfig, httpapi.Options, gateway.Config).
+type serveEnvSettings struct {
+	maxAttachmentBytes                     int64
+	attachmentDir                          string
+	sweepInterval, attachmentSweepInterval time.Duration
+	scheduleLimit                          int
+}
+
+// readServeEnv reads the settings of `serve` without a flag through getenv
+// (os.Getenv in the binary). Errors: a size or limit that is not a positive
+// whole number, an interval that is not a positive Go duration; the first
+// one found is answered, naming the variable and its value.
+func readServeEnv(getenv func(string) string) (serveEnvSettings, error) {
+	var x serveEnvSettings
+	if v := strings.TrimSpace(getenv(envMaxAttachmentBytes)); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return x, fmt.Errorf("%s=%q: want a positive number of bytes", envMaxAttachmentBytes, v)
+		}
+		x.maxAttachmentBytes = n
+	}
+	for _, d := range []struct {
+		env string
+		dst *time.Duration
+	}{{envSweepInterval, &x.sweepInterval}, {envAttachmentSweepInterval, &x.attachmentSweepInterval}} {
+		if v := strings.TrimSpace(getenv(d.env)); v != "" {
+			n, err := time.ParseDuration(v)
+			if err != nil || n <= 0 {
+				return x, fmt.Errorf("%s=%q: want a positive duration such as 5s", d.env, v)
+			}
+			*d.dst = n
+		}
+	}
+	if v := strings.TrimSpace(getenv(envScheduleLimit)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return x, fmt.Errorf("%s=%q: want a positive number", envScheduleLimit, v)
+		}
+		x.scheduleLimit = n
+	}
+	x.attachmentDir = strings.TrimSpace(getenv(envAttachmentDir))
+	return x, nil
 }

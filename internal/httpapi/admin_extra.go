@@ -4,122 +4,35 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/blob"
 	"github.com/agentmail/agentmail/internal/gateway"
 )
 
-// Environment of the issue-3 extras, read when the gateway starts.
+// EnvMaxAttachmentBytes names the setting of Options.MaxAttachmentBytes
+// in messages (read by `agentmail serve`).
+const EnvMaxAttachmentBytes = "AGENTMAIL_MAX_ATTACHMENT_BYTES"
+
+// Default intervals of the background sweeps (AppConfig).
 const (
-	// EnvMaxAttachmentBytes is the size limit of one attachment in bytes
-	// (W-8); default gateway.DefaultMaxAttachmentBytes (25 MB).
-	EnvMaxAttachmentBytes = "AGENTMAIL_MAX_ATTACHMENT_BYTES"
-	// EnvAttachmentDir is where attachment contents live; default
-	// <data dir>/attachments.
-	EnvAttachmentDir = "AGENTMAIL_ATTACHMENT_DIR"
-	// EnvSweepInterval is how often permission timeouts and due reminders
-	// are handled (a Go duration, e.g. "5s"); default 5 s.
-	EnvSweepInterval = "AGENTMAIL_SWEEP_INTERVAL"
-	// EnvAttachmentSweepInterval is how often unsent attachments and
-	// unreferenced contents are removed; default 10 min.
-	EnvAttachmentSweepInterval = "AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL"
-	// EnvScheduleLimit is the per-owner schedule cap; default 50.
-	EnvScheduleLimit = "AGENTMAIL_SCHEDULE_LIMIT"
+	DefaultSweepInterval           = 5 * time.Second
+	DefaultAttachmentSweepInterval = 10 * time.Minute
 )
 
-// extras is the state of the permission, attachment and schedule handlers
-// and their background sweeps.
-type extras struct {
-	blobs                *blob.Store
-	maxAttachmentBytes   int64
-	sweepEvery           time.Duration
-	attachmentSweepEvery time.Duration
-	scheduleLimit        int // 0: gateway.DefaultScheduleLimit
-}
-
-// ext answers the server's extras; a Server built without Start has no
-// attachment store (its attachment routes answer 503).
-func (s *Server) ext() *extras {
-	if s.extras == nil {
-		return &extras{maxAttachmentBytes: gateway.DefaultMaxAttachmentBytes}
-	}
-	return s.extras
-}
-
-// extrasFromEnv reads the extras' environment; dataDir is the gateway's
-// data directory.
-func extrasFromEnv(dataDir string) (*extras, error) {
-	x := &extras{maxAttachmentBytes: gateway.DefaultMaxAttachmentBytes, sweepEvery: 5 * time.Second,
-		attachmentSweepEvery: 10 * time.Minute}
-	if v := strings.TrimSpace(os.Getenv(EnvMaxAttachmentBytes)); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s=%q: want a positive number of bytes", EnvMaxAttachmentBytes, v)
-		}
-		x.maxAttachmentBytes = n
-	}
-	for _, d := range []struct {
-		env string
-		dst *time.Duration
-	}{{EnvSweepInterval, &x.sweepEvery}, {EnvAttachmentSweepInterval, &x.attachmentSweepEvery}} {
-		if v := strings.TrimSpace(os.Getenv(d.env)); v != "" {
-			n, err := time.ParseDuration(v)
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("%s=%q: want a positive duration such as 5s", d.env, v)
-			}
-			*d.dst = n
-		}
-	}
-	if v := strings.TrimSpace(os.Getenv(EnvScheduleLimit)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s=%q: want a positive number", EnvScheduleLimit, v)
-		}
-		x.scheduleLimit = n
-	}
-	dir := strings.TrimSpace(os.Getenv(EnvAttachmentDir))
-	if dir == "" {
-		if dataDir == "" {
-			dataDir = "./data"
-		}
-		dir = filepath.Join(dataDir, "attachments")
-	}
-	b, err := blob.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	x.blobs = b
-	return x, nil
-}
-
-// startExtras keeps x (its attachment store open) and starts the sweeps of
-// issue 3 (permission timeouts, reminders, unsent attachments) until ctx
-// ends. The
-// first round runs at once, so what fell due while the gateway was down is
-// handled at start.
-func (s *Server) startExtras(ctx context.Context, x *extras) {
-	s.extras = x
-	go s.runSweeps(ctx)
-}
-
-// runSweeps runs the background sweeps until ctx ends. Errors are logged;
-// the next round retries.
-func (s *Server) runSweeps(ctx context.Context) {
-	x := s.extras
-	fast := time.NewTicker(x.sweepEvery)
+// runSweeps runs the background sweeps of issue 3 until ctx ends:
+// permission timeouts and due reminders every sweepEvery, unsent
+// attachments every attachmentSweepEvery. The first round runs at once, so
+// what fell due while the gateway was down is handled at start. Errors are
+// logged; the next round retries.
+func (s *Server) runSweeps(ctx context.Context, sweepEvery, attachmentSweepEvery time.Duration) {
+	fast := time.NewTicker(sweepEvery)
 	defer fast.Stop()
-	slow := time.NewTicker(x.attachmentSweepEvery)
+	slow := time.NewTicker(attachmentSweepEvery)
 	defer slow.Stop()
 	s.sweepOnce(ctx)
 	s.sweepAttachments(ctx)
@@ -147,13 +60,12 @@ func (s *Server) sweepOnce(ctx context.Context) {
 }
 
 func (s *Server) sweepAttachments(ctx context.Context) {
-	x := s.extras
-	if n, err := s.svc.SweepAttachments(ctx, x.blobs); err != nil && ctx.Err() == nil {
+	if n, err := s.svc.SweepAttachments(ctx, s.blobs); err != nil && ctx.Err() == nil {
 		s.log.Error("attachment sweep failed", "err", err)
 	} else if n > 0 {
 		s.log.Info("unsent attachments removed", "count", n)
 	}
-	if _, err := x.blobs.CleanTemp(time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
+	if _, err := s.blobs.CleanTemp(time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
 		s.log.Error("attachment temp cleanup failed", "err", err)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
+	"github.com/agentmail/agentmail/internal/blob"
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/store"
@@ -28,6 +30,16 @@ type AppConfig struct {
 	AdminPassword string
 	// OnGeneratedPassword receives a generated admin password once.
 	OnGeneratedPassword func(user, password string)
+	// AttachmentDir is where attachment contents live; default
+	// <DataDir>/attachments (AGENTMAIL_ATTACHMENT_DIR).
+	AttachmentDir string
+	// SweepInterval is how often permission timeouts and due reminders are
+	// handled; default DefaultSweepInterval (AGENTMAIL_SWEEP_INTERVAL).
+	SweepInterval time.Duration
+	// AttachmentSweepInterval is how often unsent attachments and
+	// unreferenced contents are removed; default
+	// DefaultAttachmentSweepInterval (AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL).
+	AttachmentSweepInterval time.Duration
 	// Clock, Gateway and Server tune the parts; zero values are defaults.
 	Clock   gateway.Clock
 	Gateway gateway.Config
@@ -63,14 +75,6 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := extrasFromEnv(cfg.DataDir)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	if x.scheduleLimit > 0 {
-		cfg.Gateway.ScheduleLimit = x.scheduleLimit
-	}
 	svc := gateway.New(st, cfg.Clock, cfg.Gateway, log)
 	if err := svc.BackfillNameSkeletons(ctx); err != nil {
 		st.Close()
@@ -100,7 +104,13 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	}
 	svc.Notifier = hub
 	srv := New(svc, hub, log, cfg.Server)
-	srv.startExtras(hubCtx, x)
+	if srv.blobs, err = blob.Open(cfg.attachmentDir()); err != nil {
+		cancel()
+		st.Close()
+		return nil, err
+	}
+	go srv.runSweeps(hubCtx, positive(cfg.SweepInterval, DefaultSweepInterval),
+		positive(cfg.AttachmentSweepInterval, DefaultAttachmentSweepInterval))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		cancel()
@@ -118,6 +128,27 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	}()
 	log.Info("gateway listening", "addr", ln.Addr().String(), "database", st.Path())
 	return a, nil
+}
+
+// attachmentDir answers AttachmentDir, or its default under DataDir
+// ("./data" when that is empty too).
+func (cfg AppConfig) attachmentDir() string {
+	if cfg.AttachmentDir != "" {
+		return cfg.AttachmentDir
+	}
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = "./data"
+	}
+	return filepath.Join(dataDir, "attachments")
+}
+
+// positive answers d, or def when d is not positive.
+func positive(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Addr answers the listening address (host:port).

@@ -54,8 +54,7 @@ func tooLarge(limit int64) error {
 // Config.AttachmentQuotaBytes) gets 413 attachment_quota_exceeded before
 // the body is read; one whose upload would pass it, after.
 func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) error {
-	x := s.ext()
-	if x.blobs == nil {
+	if s.blobs == nil {
 		return attachmentsUnavailable()
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -63,13 +62,13 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 		return gateway.Invalid("file", "the body must be multipart/form-data with the file in the field \"file\"",
 			"send a multipart upload, e.g. curl -F file=@path")
 	}
-	if r.ContentLength > x.maxAttachmentBytes+multipartSlack {
-		return tooLarge(x.maxAttachmentBytes)
+	if r.ContentLength > s.opt.MaxAttachmentBytes+multipartSlack {
+		return tooLarge(s.opt.MaxAttachmentBytes)
 	}
 	if err := s.svc.AttachmentQuotaFull(r.Context(), PrincipalOf(r)); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, x.maxAttachmentBytes+multipartSlack)
+	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxAttachmentBytes+multipartSlack)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return gateway.Invalid("file", "the multipart body cannot be read: "+err.Error(), "")
@@ -81,7 +80,7 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 		}
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return tooLarge(x.maxAttachmentBytes)
+			return tooLarge(s.opt.MaxAttachmentBytes)
 		}
 		if err != nil {
 			return gateway.Invalid("file", "the multipart body cannot be read: "+err.Error(), "")
@@ -90,12 +89,12 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 			part.Close()
 			continue
 		}
-		info, err := x.blobs.Put(part, x.maxAttachmentBytes)
+		info, err := s.blobs.Put(part, s.opt.MaxAttachmentBytes)
 		part.Close()
 		var re *blob.ReadError
 		switch {
 		case errors.Is(err, blob.ErrTooLarge), errors.As(err, &mbe):
-			return tooLarge(x.maxAttachmentBytes)
+			return tooLarge(s.opt.MaxAttachmentBytes)
 		case err != nil && r.Context().Err() != nil:
 			return r.Context().Err()
 		case errors.As(err, &re):
@@ -107,7 +106,7 @@ func (s *Server) handleUploadAttachment(w http.ResponseWriter, r *http.Request) 
 		// One upload is one file: the rest of the body may carry other
 		// fields but not a second "file" part. The content stored above is
 		// referenced by nothing then, and the attachment sweep removes it.
-		if err := noSecondFile(mr, x.maxAttachmentBytes); err != nil {
+		if err := noSecondFile(mr, s.opt.MaxAttachmentBytes); err != nil {
 			return err
 		}
 		name := part.FileName()
@@ -154,15 +153,14 @@ func noSecondFile(mr *multipart.Reader, limit int64) error {
 // (W-8), to the uploader and the participants of a mail that carries it;
 // anyone else gets 404.
 func (s *Server) handleDownloadAttachment(w http.ResponseWriter, r *http.Request) error {
-	x := s.ext()
-	if x.blobs == nil {
+	if s.blobs == nil {
 		return attachmentsUnavailable()
 	}
 	a, err := s.svc.AttachmentForDownload(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	f, err := x.blobs.Open(a.SHA256)
+	f, err := s.blobs.Open(a.SHA256)
 	if errors.Is(err, blob.ErrNotFound) {
 		s.log.Error("attachment content missing", "attachment_id", a.AttachmentID, "sha256", a.SHA256)
 		return gateway.NotFound("attachment_not_found", "the attachment's content is gone", "upload it again")

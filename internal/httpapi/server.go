@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/blob"
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
 )
@@ -48,6 +49,10 @@ type Options struct {
 	// session) may hold open at once; the next is a 429 too_many_streams.
 	// Default DefaultMaxStreamsPerKey (AGENTMAIL_MAX_STREAMS_PER_KEY).
 	MaxStreamsPerKey int
+	// MaxAttachmentBytes is the size limit of one attachment in bytes
+	// (W-8); beyond it an upload is a 413 attachment_too_large. Default
+	// gateway.DefaultMaxAttachmentBytes (AGENTMAIL_MAX_ATTACHMENT_BYTES).
+	MaxAttachmentBytes int64
 }
 
 // DefaultMaxStreamsPerKey is Options.MaxStreamsPerKey when it is not set.
@@ -66,8 +71,9 @@ type Server struct {
 	draining atomic.Bool
 	// streams is closed by Drain so open SSE streams end before shutdown.
 	streams chan struct{}
-	// extras holds the attachment store and sweeps (admin_extra.go).
-	extras *extras
+	// blobs is the attachment store; nil (a Server built without Start)
+	// answers the attachment routes 503.
+	blobs *blob.Store
 	// met is built once by metrics() (metrics.go).
 	metOnce sync.Once
 	met     *metrics
@@ -82,6 +88,9 @@ func New(svc *gateway.Service, hub *events.Hub, log *slog.Logger, opt Options) *
 	}
 	if opt.MaxStreamsPerKey <= 0 {
 		opt.MaxStreamsPerKey = DefaultMaxStreamsPerKey
+	}
+	if opt.MaxAttachmentBytes <= 0 {
+		opt.MaxAttachmentBytes = gateway.DefaultMaxAttachmentBytes
 	}
 	if log == nil {
 		log = slog.Default()
