@@ -33,6 +33,10 @@ func attachmentRoutes() []Route {
 	}
 }
 
+// EnvMaxAttachmentBytes names the setting of Options.MaxAttachmentBytes
+// in messages (read by `agentmail serve`).
+const EnvMaxAttachmentBytes = "AGENTMAIL_MAX_ATTACHMENT_BYTES"
+
 // multipartSlack is what a multipart body may carry beyond the file itself
 // (boundaries, part headers, small extra fields).
 const multipartSlack = 1 << 20

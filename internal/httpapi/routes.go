@@ -90,7 +90,7 @@ func RouteTable() []Route {
 		accountRoutes(),        // accounts.go: sign-in, keys, people
 		passwordRoutes(),       // password.go
 		agentRoutes(),          // agents.go
-		modelScopeRoutes(),     // admin_extra.go
+		modelScopeRoutes(),     // modelscope.go
 		mailRoutes(),           // mail.go
 		searchRoutes(),         // search.go
 		sessionRoutes(),        // sessions.go: sessions and runs

@@ -2,75 +2,15 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
 )
-
-// EnvMaxAttachmentBytes names the setting of Options.MaxAttachmentBytes
-// in messages (read by `agentmail serve`).
-const EnvMaxAttachmentBytes = "AGENTMAIL_MAX_ATTACHMENT_BYTES"
-
-// Default intervals of the background sweeps (AppConfig).
-const (
-	DefaultSweepInterval           = 5 * time.Second
-	DefaultAttachmentSweepInterval = 10 * time.Minute
-)
-
-// runSweeps runs the background sweeps of issue 3 until ctx ends:
-// permission timeouts and due reminders every sweepEvery, unsent
-// attachments every attachmentSweepEvery. The first round runs at once, so
-// what fell due while the gateway was down is handled at start. Errors are
-// logged; the next round retries.
-func (s *Server) runSweeps(ctx context.Context, sweepEvery, attachmentSweepEvery time.Duration) {
-	fast := time.NewTicker(sweepEvery)
-	defer fast.Stop()
-	slow := time.NewTicker(attachmentSweepEvery)
-	defer slow.Stop()
-	s.sweepOnce(ctx)
-	s.sweepAttachments(ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-fast.C:
-			s.sweepOnce(ctx)
-		case <-slow.C:
-			s.sweepAttachments(ctx)
-		}
-	}
-}
-
-func (s *Server) sweepOnce(ctx context.Context) {
-	if n, err := s.svc.ExpirePermissions(ctx); err != nil && ctx.Err() == nil {
-		s.log.Error("permission timeout sweep failed", "err", err)
-	} else if n > 0 {
-		s.log.Info("permission requests denied by timeout", "count", n)
-	}
-	if _, err := s.svc.SendDueReminders(ctx); err != nil && ctx.Err() == nil {
-		s.log.Error("reminder sweep failed", "err", err)
-	}
-}
-
-func (s *Server) sweepAttachments(ctx context.Context) {
-	if n, err := s.svc.SweepAttachments(ctx, s.blobs); err != nil && ctx.Err() == nil {
-		s.log.Error("attachment sweep failed", "err", err)
-	} else if n > 0 {
-		s.log.Info("unsent attachments removed", "count", n)
-	}
-	if _, err := s.blobs.CleanTemp(time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
-		s.log.Error("attachment temp cleanup failed", "err", err)
-	}
-}
-
-// ------------------------------------------------------------ model scope
 
 // modelScopeRoutes are the admin's view and setting of an agent's model
 // scope (W-3).

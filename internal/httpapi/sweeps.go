@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+)
+
+// The background sweeps of a started gateway (Start): permission timeouts,
+// due reminders, unsent attachments.
+
+// Default intervals of the background sweeps (AppConfig).
+const (
+	DefaultSweepInterval           = 5 * time.Second
+	DefaultAttachmentSweepInterval = 10 * time.Minute
+)
+
+// runSweeps runs the background sweeps of issue 3 until ctx ends:
+// permission timeouts and due reminders every sweepEvery, unsent
+// attachments every attachmentSweepEvery. The first round runs at once, so
+// what fell due while the gateway was down is handled at start. Errors are
+// logged; the next round retries.
+func (s *Server) runSweeps(ctx context.Context, sweepEvery, attachmentSweepEvery time.Duration) {
+	fast := time.NewTicker(sweepEvery)
+	defer fast.Stop()
+	slow := time.NewTicker(attachmentSweepEvery)
+	defer slow.Stop()
+	s.sweepOnce(ctx)
+	s.sweepAttachments(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-fast.C:
+			s.sweepOnce(ctx)
+		case <-slow.C:
+			s.sweepAttachments(ctx)
+		}
+	}
+}
+
+func (s *Server) sweepOnce(ctx context.Context) {
+	if n, err := s.svc.ExpirePermissions(ctx); err != nil && ctx.Err() == nil {
+		s.log.Error("permission timeout sweep failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("permission requests denied by timeout", "count", n)
+	}
+	if _, err := s.svc.SendDueReminders(ctx); err != nil && ctx.Err() == nil {
+		s.log.Error("reminder sweep failed", "err", err)
+	}
+}
+
+func (s *Server) sweepAttachments(ctx context.Context) {
+	if n, err := s.svc.SweepAttachments(ctx, s.blobs); err != nil && ctx.Err() == nil {
+		s.log.Error("attachment sweep failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("unsent attachments removed", "count", n)
+	}
+	if _, err := s.blobs.CleanTemp(time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
+		s.log.Error("attachment temp cleanup failed", "err", err)
+	}
+}
