@@ -57,7 +57,7 @@ func (f *fakeBlobs) RemoveIfIdle(sum string, _ time.Time) (bool, error) {
 func (f *fakeBlobs) Sums() ([]string, error) { return f.sums, nil }
 
 func TestAttachmentsBelongToTheSenderAndOnlyParticipantsFetch(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	sum := strings.Repeat("a", 64)
 	a, err := e.svc.CreateAttachment(e.ctx, e.alice, NewAttachment{SHA256: sum, Size: 3, Filename: "../x.txt", ContentType: "text/plain"})
 	if err != nil {
@@ -99,7 +99,7 @@ func TestAttachmentsBelongToTheSenderAndOnlyParticipantsFetch(t *testing.T) {
 }
 
 func TestSweepRemovesOnlyUnsentAttachmentsAfter24h(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	sent, _ := e.svc.CreateAttachment(e.ctx, e.alice, NewAttachment{SHA256: strings.Repeat("1", 64), Size: 1, Filename: "a"})
 	unsent, _ := e.svc.CreateAttachment(e.ctx, e.alice, NewAttachment{SHA256: strings.Repeat("2", 64), Size: 1, Filename: "b"})
 	shared, _ := e.svc.CreateAttachment(e.ctx, e.bob, NewAttachment{SHA256: strings.Repeat("1", 64), Size: 1, Filename: "c"})

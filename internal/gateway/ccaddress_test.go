@@ -12,7 +12,7 @@ import (
 // field cc, and .new is 400 with field cc; a refused mail stores nothing,
 // not even the session it would have opened.
 func TestCcSessionPartNamesTheMailsSession(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "bot2", Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}

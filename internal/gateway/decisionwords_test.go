@@ -12,7 +12,7 @@ import (
 // mail for an API decision, and the person's own reply, which becomes the
 // decision mail, ends with the gateway's reading.
 func TestDecisionMailSaysWhatWasUnderstoodAndWhy(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	cases := []struct {
 		reply, key string

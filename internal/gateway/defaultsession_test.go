@@ -15,7 +15,7 @@ import (
 // it, or between two people the most recent people-only session; a reply
 // stays in the replied mail's session; otherwise a new session.
 func TestDefaultSessionResolution(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "bot2", Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestDefaultSessionResolution(t *testing.T) {
 // TestResolvePreviewsTheDefaultSession checks that GET /address/resolve
 // follows the same default-session rule as sending.
 func TestResolvePreviewsTheDefaultSession(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "bot2", Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestAllowedModelsSetInOrderAndUnrestrictedWhenUnset(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	got, err := e.svc.AllowedModels(e.ctx, "bot")
 	if err != nil || !got.ModelsUnrestricted || len(got.AllowedModels) != 0 {
 		t.Fatalf("unset = %+v, %v; want unrestricted", got, err)
@@ -77,7 +77,7 @@ func TestNormalizePlatformSessions(t *testing.T) {
 }
 
 func TestHeartbeatMirrorDropsNoSlugAndDuplicates(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	list := []client.PlatformSession{
 		{PlatformID: "a", Workspace: "/w", Slug: "one", UpdatedAt: ts("2026-09-01T00:00:00Z")},
 		{PlatformID: "b", Workspace: "/w", Slug: ""},
@@ -102,7 +102,7 @@ func TestHeartbeatMirrorDropsNoSlugAndDuplicates(t *testing.T) {
 }
 
 func TestSuggestResolveParticipantsContacts(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	e.alice.Role = RoleAdmin // an unbound mirrored platform session is offered to admins
 	s := e.session()         // alice → bot@/work/proj (cc bob)
 	mirror := []client.PlatformSession{{PlatformID: "p1", Workspace: "/work/other", Slug: "witty-planet", Title: "重构导入路径", UpdatedAt: ts("2026-09-02T09:00:00Z")}}

@@ -10,7 +10,7 @@ import (
 // A forward carries the forwarder's own attachments (checked as on a send)
 // first, then the original's; the new recipient may fetch both.
 func TestForwardCarriesOwnAndOriginalAttachments(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	upload := func(p *Principal, name, fill string) *client.Attachment {
 		t.Helper()
 		a, err := e.svc.CreateAttachment(e.ctx, p, NewAttachment{SHA256: strings.Repeat(fill, 64), Size: 1, Filename: name})

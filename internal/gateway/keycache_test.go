@@ -12,7 +12,7 @@ import (
 // revoked, or a person disabled, through this Service is refused at the
 // very next request although the key was just served from the key cache.
 func TestRevocationThroughTheServiceTakesEffectAtOnce(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	k, err := e.svc.CreateUserKey(e.ctx, e.alice, client.CreateUserKeyRequest{Lifecycle: client.LifecyclePermanent})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestRevocationThroughTheServiceTakesEffectAtOnce(t *testing.T) {
 // cached key keeps working for at most Config.KeyCacheTTL on the service
 // clock, then it is refused.
 func TestRevocationElsewhereTakesEffectWithinTheKeyCacheTTL(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	k, err := e.svc.CreateUserKey(e.ctx, e.alice, client.CreateUserKeyRequest{Lifecycle: client.LifecyclePermanent})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestReplicaSeesARevocationWithinTheKeyCacheTTL(t *testing.T) {
 // TestNoKeyCacheWithANegativeTTL: KeyCacheTTL < 0 reads the database at
 // every request, so a revocation elsewhere is seen at once.
 func TestNoKeyCacheWithANegativeTTL(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	e.svc.Config.KeyCacheTTL = -1
 	k, err := e.svc.CreateUserKey(e.ctx, e.alice, client.CreateUserKeyRequest{Lifecycle: client.LifecyclePermanent})
 	if err != nil {

@@ -1,101 +1,17 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
-	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
-// extrasEnv is a service over a fresh database with a manual clock, two
-// people (alice, bob), a third person (carol) outside every session, and an
-// agent (bot).
-type extrasEnv struct {
-	t     *testing.T
-	ctx   context.Context
-	svc   *Service
-	clock *ManualClock
-	alice *Principal
-	bob   *Principal
-	carol *Principal
-	bot   *Principal
-}
-
-func newExtrasEnv(t *testing.T) *extrasEnv {
-	t.Helper()
-	ctx := context.Background()
-	st := storetest.Open(t) // SQLite, or PostgreSQL with AGENTMAIL_TEST_DATABASE=postgres
-	clock := NewManualClock(time.Date(2026, 9, 2, 10, 0, 0, 0, time.UTC))
-	svc := New(st, clock, Config{BcryptCost: bcrypt.MinCost}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	e := &extrasEnv{t: t, ctx: ctx, svc: svc, clock: clock}
-	for _, name := range []string{"alice", "bob", "carol"} {
-		if _, err := svc.CreateUser(ctx, client.CreateUserRequest{Username: name, Password: "password-123"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := svc.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "bot", Lifecycle: client.LifecyclePermanent}); err != nil {
-		t.Fatal(err)
-	}
-	e.alice = &Principal{Kind: PrincipalPerson, Name: "alice", Role: RoleUser, AuthKind: AuthUserKey}
-	e.bob = &Principal{Kind: PrincipalPerson, Name: "bob", Role: RoleUser, AuthKind: AuthUserKey}
-	e.carol = &Principal{Kind: PrincipalPerson, Name: "carol", Role: RoleUser, AuthKind: AuthUserKey}
-	e.bot = &Principal{Kind: PrincipalAgent, Name: "bot", AuthKind: AuthAgentKey}
-	return e
-}
-
-// session has alice write to bot (cc bob) in a new session and answers it.
-func (e *extrasEnv) session() *client.SendMailResponse {
-	e.t.Helper()
-	r, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "clean the build", Body: "please"})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return r
-}
-
-func (e *extrasEnv) countMails(where string, args ...any) int {
-	e.t.Helper()
-	var n int
-	if err := e.svc.Read().QueryRow(e.ctx, `SELECT COUNT(*) FROM mails WHERE `+where, args...).Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
-}
-
-func (e *extrasEnv) events(recipient, typ string) []store.EventRow {
-	e.t.Helper()
-	rows, err := e.svc.Read().RecipientEvents(e.ctx, recipient, 0, 1<<62, 1000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []store.EventRow
-	for _, r := range rows {
-		if r.Type == typ {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func wantCode(t *testing.T, err error, kind Kind, code string) {
-	t.Helper()
-	e := AsError(err)
-	if e == nil || e.Kind != kind || (code != "" && e.Code != code) {
-		t.Fatalf("err = %v (%+v), want kind %d code %q", err, e, kind, code)
-	}
-}
-
-func (e *extrasEnv) request(sessionID, key string) *client.Permission {
+func (e *serviceEnv) request(sessionID, key string) *client.Permission {
 	e.t.Helper()
 	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Delete build/?", Context: "rm -rf build/",
 		SessionID: sessionID, RelayKey: key, Tool: "Bash", ToolInput: map[string]any{"command": "rm -rf build/"}})
@@ -106,7 +22,7 @@ func (e *extrasEnv) request(sessionID, key string) *client.Permission {
 }
 
 func TestPermissionRequestMailsThePeopleOnceAndUsesNoRound(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	before, _ := e.svc.Read().GetSession(e.ctx, s.SessionID)
 	p := e.request(s.SessionID, "perm-1")
@@ -162,7 +78,7 @@ func TestPermissionRequestMailsThePeopleOnceAndUsesNoRound(t *testing.T) {
 }
 
 func TestPermissionRequestBadInputStoresNothing(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	past := e.clock.Now().Add(-time.Minute)
 	cases := []struct {
@@ -190,7 +106,7 @@ func TestPermissionRequestBadInputStoresNothing(t *testing.T) {
 }
 
 func TestPermissionRequestWithoutPersonIs409(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "helper", Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +125,7 @@ func TestPermissionRequestWithoutPersonIs409(t *testing.T) {
 }
 
 func TestDecideByAPIFirstWinsAndSendsTheEvent(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-api")
 	got, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "同意", Note: "go ahead"})
@@ -256,7 +172,7 @@ func TestDecideByAPIFirstWinsAndSendsTheEvent(t *testing.T) {
 }
 
 func TestUnknownWordDenies(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	for i, word := range []string{"", "ok", "sure thing", "不同意"} {
 		p := e.request(s.SessionID, "perm-word-"+string(rune('a'+i)))
@@ -272,7 +188,7 @@ func TestUnknownWordDenies(t *testing.T) {
 
 // soloSession has person write to bot in /work/proj in a new session of
 // their own.
-func (e *extrasEnv) soloSession(person *Principal) *client.SendMailResponse {
+func (e *serviceEnv) soloSession(person *Principal) *client.SendMailResponse {
 	e.t.Helper()
 	r, err := e.svc.Send(e.ctx, person, client.SendMailRequest{To: "bot@/work/proj.new", Subject: "work of " + person.Name, Body: "please"})
 	if err != nil {
@@ -282,7 +198,7 @@ func (e *extrasEnv) soloSession(person *Principal) *client.SendMailResponse {
 }
 
 // grantsIn answers the grants that apply to bot's Bash requests in a session.
-func (e *extrasEnv) grantsIn(sessionID string) []client.Grant {
+func (e *serviceEnv) grantsIn(sessionID string) []client.Grant {
 	e.t.Helper()
 	gl, err := e.svc.SessionGrants(e.ctx, e.bot, sessionID, "Bash")
 	if err != nil {
@@ -292,7 +208,7 @@ func (e *extrasEnv) grantsIn(sessionID string) []client.Grant {
 }
 
 func TestAlwaysGrantIsThePersonsAndAppliesOnlyWhereTheyAreAlone(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	mine := e.soloSession(e.alice)
 	p := e.request(mine.SessionID, "perm-always")
 	got, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "一直同意"})
@@ -357,7 +273,7 @@ func TestAlwaysGrantIsThePersonsAndAppliesOnlyWhereTheyAreAlone(t *testing.T) {
 }
 
 func TestGrantScopeIsTheWorkspaceNotTheAgentsScope(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.soloSession(e.alice)
 	for _, scope := range []string{"/", "/work", "/work/project", "/work/proj/../other"} {
 		_, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Write?", SessionID: s.SessionID,
@@ -382,7 +298,7 @@ func TestGrantScopeIsTheWorkspaceNotTheAgentsScope(t *testing.T) {
 }
 
 func TestReplyDecidesAndBecomesTheDecisionMail(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-reply")
 	r, err := e.svc.Send(e.ctx, e.bob, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "approve\nbut only build/\n> quoted request"})
@@ -437,7 +353,7 @@ func TestReplyDecidesAndBecomesTheDecisionMail(t *testing.T) {
 // decision is refused the same way: a second conflicting decision is a 409
 // either way. After an expiry only a reply that approves conflicts.
 func TestReplyConflictingWithAnAPIDecisionIs409(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-api-first")
 	if _, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
@@ -476,7 +392,7 @@ func TestReplyConflictingWithAnAPIDecisionIs409(t *testing.T) {
 }
 
 func TestReplyWithUnknownTextDenies(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-reply-no")
 	if _, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "hmm, what is build/ for?"}); err != nil {
@@ -489,7 +405,7 @@ func TestReplyWithUnknownTextDenies(t *testing.T) {
 }
 
 func TestExpiredRequestIsDeniedByTimeout(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	exp := e.clock.Now().Add(5 * time.Minute)
 	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "q", SessionID: s.SessionID, RelayKey: "perm-exp", ExpiresAt: &exp})
@@ -526,7 +442,7 @@ func TestExpiredRequestIsDeniedByTimeout(t *testing.T) {
 }
 
 func TestPendingCountsComeFromTheHooks(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	e.request(s.SessionID, "c1")
 	p2 := e.request(s.SessionID, "c2")
@@ -541,7 +457,7 @@ func TestPendingCountsComeFromTheHooks(t *testing.T) {
 }
 
 func TestConcurrentDecisionsFirstWinsByConstraint(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-race")
 	// Two deciders that both read the request as pending before either
@@ -580,7 +496,7 @@ func TestConcurrentDecisionsFirstWinsByConstraint(t *testing.T) {
 // permission request (T-5: a new thread whose parent link is the request)
 // neither decides it nor conflicts with its decision: only a reply does.
 func TestForwardingARequestDoesNotDecideIt(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-fwd")
 	if _, err := e.svc.Forward(e.ctx, e.alice, p.MailID, client.ForwardRequest{To: "carol", Body: "what do you think?"}); err != nil {
@@ -601,7 +517,7 @@ func TestForwardingARequestDoesNotDecideIt(t *testing.T) {
 // for an hour after it was asked, so an agent cannot flood the people of a
 // session with requests of one-second expiry.
 func TestShortExpiriesDoNotFreeThePendingCap(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.soloSession(e.alice)
 	ask := func(i int) error {
 		exp := e.clock.Now().Add(time.Second)

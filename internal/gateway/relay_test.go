@@ -12,7 +12,7 @@ import (
 // the replied mail's sender and the session's participants (to and cc),
 // stays in the replied mail's session, and a refused one stores nothing.
 func TestRelayReachesOnlyTheRepliedSenderAndParticipants(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session() // alice -> bot@/work/proj.new, cc bob
 	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "bot2", Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestRelayReachesOnlyTheRepliedSenderAndParticipants(t *testing.T) {
 // on a send (it belongs to POST /permission/request), with or without
 // reply_to, and stores nothing.
 func TestPermissionRelayIsNotAMail(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	mails := e.countMails("1=1")
 	for _, replyTo := range []string{"", s.MailID} {
@@ -106,7 +106,7 @@ func TestPermissionRelayIsNotAMail(t *testing.T) {
 // storing nothing, the same relay_key again stays a duplicate_relay of the
 // first, and another received mail has slots of its own.
 func TestRelayAnswersEachReceivedMailOnce(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	send := func(replyTo, key, mailType string) (*client.SendMailResponse, error) {
 		return e.svc.Send(e.ctx, e.bot, client.SendMailRequest{To: "alice", Body: "done", ReplyTo: replyTo,

@@ -9,7 +9,7 @@ import (
 )
 
 func TestScheduleCreateListPatchDelete(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	e.svc.Config.ScheduleZone = time.UTC
 	sc, err := e.svc.CreateSchedule(e.ctx, e.alice, client.CreateScheduleRequest{Title: "standup", EventTime: "2026-09-03",
 		RemindBeforeMinutes: "30", Recipients: "bob，alice"})
@@ -53,7 +53,7 @@ func TestScheduleCreateListPatchDelete(t *testing.T) {
 }
 
 func TestScheduleBadInput(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	cases := []struct {
 		req   client.CreateScheduleRequest
 		kind  Kind
@@ -84,7 +84,7 @@ func TestScheduleBadInput(t *testing.T) {
 }
 
 func TestScheduleCapAndHint(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	e.svc.Config.ScheduleLimit = 4
 	for i := 0; i < 3; i++ {
 		if _, err := e.svc.CreateSchedule(e.ctx, e.alice, client.CreateScheduleRequest{Title: "t", EventTime: "2026-10-01T10:00:00Z"}); err != nil {
@@ -106,7 +106,7 @@ func TestScheduleCapAndHint(t *testing.T) {
 }
 
 func TestReminderGoesOutOnceAtItsTime(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	sc, err := e.svc.CreateSchedule(e.ctx, e.alice, client.CreateScheduleRequest{Title: "deploy", Body: "check the logs",
 		EventTime: "2026-09-02T11:00:00Z", RemindBeforeMinutes: 10, Recipients: "alice, bot@/work/proj"})
@@ -168,7 +168,7 @@ func TestReminderGoesOutOnceAtItsTime(t *testing.T) {
 }
 
 func TestReminderForUnreachableRecipientGoesToTheOwner(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	if _, err := e.svc.CreateSchedule(e.ctx, e.alice, client.CreateScheduleRequest{Title: "x", EventTime: "2026-09-02T10:30:00Z",
 		Recipients: "bob"}); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestToolSummaryNamesToolAndArguments(t *testing.T) {
 // its event, GetPermission, the list and the mail view; and the request
 // mail hangs under the newest mail of the session addressed to the agent.
 func TestPermissionCarriesToolSummaryAndSitsInTheTree(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	p := e.request(s.SessionID, "perm-sum")
 	const want = "Bash: rm -rf build/"
@@ -93,7 +93,7 @@ func TestPermissionCarriesToolSummaryAndSitsInTheTree(t *testing.T) {
 // A request in a session where nothing was ever addressed to the agent
 // (the agent opened it) has no parent.
 func TestPermissionRequestWithoutMailToTheAgentHasNoParent(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	r, err := e.svc.Send(e.ctx, e.bot, client.SendMailRequest{To: "alice@.new", Subject: "question", Body: "may I?"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 // not the path it first joined the session at; an address without a path
 // (a reply by bare name) falls back to the participant's path.
 func TestToWorkspaceIsThePathWrittenForThatRecipient(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "bot2", Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // slug goes into the bound session); an unbound one is offered to admins
 // only. Everybody else gets what an unknown alias answers.
 func TestMirrorVisibleToBoundSessionsPeopleOnly(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session() // alice → bot@/work/proj (cc bob)
 	if _, err := e.svc.BindPlatformSession(e.ctx, e.bot, s.SessionID, client.BindPlatformSessionRequest{PlatformSessionID: "p1"}); err != nil {
 		t.Fatal(err)
