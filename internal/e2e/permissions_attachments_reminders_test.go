@@ -35,7 +35,7 @@ import (
 // xgWait bounds every wait for a condition.
 const xgWait = 30 * time.Second
 
-const xgAdminPassword = "extras-admin-password"
+const xgAdminPassword = "e2e-admin-password"
 
 // xgBinary builds cmd/agentmail into dir.
 func xgBinary(t *testing.T, dir string) string {
@@ -208,7 +208,11 @@ func waitEvent(t *testing.T, s *client.Stream, typ string, pred func([]byte) boo
 	}
 }
 
-func TestExtras(t *testing.T) {
+// TestPermissionsAttachmentsReminders drives the issue-3 features through
+// the real binary: permission requests and decisions, attachments,
+// reminders (across a restart and with two replicas), model scope and
+// address discovery.
+func TestPermissionsAttachmentsReminders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
