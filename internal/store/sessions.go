@@ -7,11 +7,19 @@ import (
 	"time"
 )
 
-// Alias sources (W-7): a person's choice ("manual") always wins.
+// Alias sources (W-7, D-5): where a session's alias came from, best first.
+// A person's choice ("manual") always wins; a platform's proposal replaces
+// only a worse source, and only during the session's first turn (gateway
+// SyncSession).
 const (
-	AliasAuto     = "auto"
+	AliasManual        = "manual"         // a person named it (W-7)
+	AliasPlatformSlug  = "platform_slug"  // the platform's own slug (D-5 level 1)
+	AliasPlatformTitle = "platform_title" // derived from the platform's title (D-5 level 2)
+	AliasSubject       = "subject"        // derived from a mail subject (D-5 level 3)
+	AliasAuto          = "auto"           // the gateway's own name: generated, or an agent's session_alias
+	// AliasPlatform is a platform name of unknown level, written before
+	// migration 0031; it ranks as a slug.
 	AliasPlatform = "platform"
-	AliasManual   = "manual"
 )
 
 // SessionRow is a mail session as stored.
@@ -69,10 +77,25 @@ func (q *Q) SessionByAlias(ctx context.Context, alias string) (SessionRow, error
 	return s, err
 }
 
-// AliasTaken reports whether another session than exceptID uses alias.
+// SessionByAnyAlias answers the session that has or had alias: its
+// current alias, else one of its former aliases (former true), or
+// ErrNotFound. An alias names at most one session, current or former.
+func (q *Q) SessionByAnyAlias(ctx context.Context, alias string) (s SessionRow, former bool, err error) {
+	s, err = q.SessionByAlias(ctx, alias)
+	if !errors.Is(err, ErrNotFound) {
+		return s, false, err
+	}
+	s, err = q.oneSession(ctx, `SELECT `+prefixed("s.", sessionCols)+` FROM session_former_aliases f
+		JOIN mail_sessions s ON s.session_id = f.session_id WHERE f.alias = ?`, alias)
+	return s, err == nil, err
+}
+
+// AliasTaken reports whether a session other than exceptID has or had
+// alias (current or former: an alias is never given to a second session).
 func (q *Q) AliasTaken(ctx context.Context, alias, exceptID string) (bool, error) {
 	var id string
-	err := q.QueryRow(ctx, `SELECT session_id FROM mail_sessions WHERE alias = ?`, alias).Scan(&id)
+	err := q.QueryRow(ctx, `SELECT session_id FROM mail_sessions WHERE alias = ?
+		UNION ALL SELECT session_id FROM session_former_aliases WHERE alias = ? LIMIT 1`, alias, alias).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -82,10 +105,73 @@ func (q *Q) AliasTaken(ctx context.Context, alias, exceptID string) (bool, error
 	return id != exceptID, nil
 }
 
-// SetSessionAlias writes alias and its source.
+// SetSessionAlias writes the source of the session's alias, and the alias
+// itself when it is the same one (a rename goes through RenameSession,
+// which keeps the old alias).
 func (q *Q) SetSessionAlias(ctx context.Context, id, alias, source string) error {
 	_, err := q.Exec(ctx, `UPDATE mail_sessions SET alias = ?, alias_source = ? WHERE session_id = ?`, alias, source, id)
 	return err
+}
+
+// RenameSession gives the session id the alias to (with its source) in
+// place of from, keeping from as a former alias replaced at at; to stops
+// being a former alias of the session if it was one. The caller has made
+// sure no other session has or had to (AliasTaken). from == to only
+// changes the source.
+func (q *Q) RenameSession(ctx context.Context, id, from, to, source string, at time.Time) error {
+	if from != to {
+		if _, err := q.Exec(ctx, `DELETE FROM session_former_aliases WHERE alias = ? AND session_id = ?`, to, id); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, `INSERT INTO session_former_aliases (alias, session_id, replaced_at) VALUES (?, ?, ?)`,
+			from, id, Millis(at)); err != nil {
+			return err
+		}
+	}
+	return q.SetSessionAlias(ctx, id, to, source)
+}
+
+// FormerAliases answers the aliases the session had before its current
+// one, oldest replacement first (an empty list when it was never renamed).
+func (q *Q) FormerAliases(ctx context.Context, id string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT alias FROM session_former_aliases WHERE session_id = ?
+		ORDER BY replaced_at, alias`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// FirstTurnEnded reports whether the first turn of agent in the session
+// has ended: agent sent a mail in it with relay endRelay or of mail type
+// endMailType (the turn's relayed answer or failure report, sent after the
+// turn), or agent's runs in it answer more than one mail (a later turn has
+// started). Mails agent wrote itself during a turn do not end it.
+func (q *Q) FirstTurnEnded(ctx context.Context, sessionID, agent, endRelay, endMailType string) (bool, error) {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM mails WHERE session_id = ? AND from_name = ? AND (relay = ? OR mail_type = ?) LIMIT 1`,
+		sessionID, agent, endRelay, endMailType).Scan(&one)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	var n int
+	if err := q.QueryRow(ctx, `SELECT COUNT(DISTINCT mail_id) FROM runs WHERE session_id = ? AND agent_name = ? AND mail_id <> ''`,
+		sessionID, agent).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 1, nil
 }
 
 // SetSessionSubject writes the session's subject (title).
