@@ -415,12 +415,21 @@ type Tree struct {
 // --------------------------------------------------------------- sessions
 
 // Session is a mail session (conversation) as its participants see it.
-// BudgetMax 0 means unlimited. AliasSource is "auto", "platform" or
-// "manual" (a person's choice, which always wins, W-7).
+// BudgetMax 0 means unlimited. AliasSource says where the alias came from,
+// best first: "manual" (a person's choice, which always wins, W-7),
+// "platform_slug", "platform_title" (D-5 levels 1 and 2), "subject"
+// (derived from a mail subject, level 3), "auto" (the gateway's own name);
+// "platform" is a platform name stored before the levels were kept.
+// FormerAliases are the aliases the session had before, oldest first: each
+// still reaches the session for its participants (issue 14). They are
+// filled in the answers about one session (GET and PATCH
+// /me/sessions/{id}, the bridge's sync) and in session.updated events, not
+// in listings; absent when the session was never renamed.
 type Session struct {
 	SessionID         string    `json:"session_id"`
 	Alias             string    `json:"alias"`
-	AliasSource       string    `json:"alias_source" enum:"auto,platform,manual"`
+	AliasSource       string    `json:"alias_source" enum:"auto,subject,platform_title,platform_slug,platform,manual"`
+	FormerAliases     []string  `json:"former_aliases,omitempty"`
 	Subject           string    `json:"subject"`
 	AgentName         string    `json:"agent_name,omitempty"`
 	Workspace         string    `json:"workspace"`
@@ -460,9 +469,17 @@ type UpdateSessionRequest struct {
 // SyncSessionRequest is the body of POST /api/v1/sessions/{id}/sync (W-7).
 // The answer is the Session with the final alias, which the bridge writes
 // back to the platform (D-5).
+//
+// AliasLevel is the D-5 rung the alias came from: 1 the platform's slug, 2
+// derived from its title, 3 derived from the mail subject; 0 (absent) is 1,
+// W-7's alias being the platform's slug. The gateway takes the alias only
+// when it is a better level than the session's current one and the
+// session's first turn has not ended; a person's alias always stays. The
+// title is taken whenever it is usable.
 type SyncSessionRequest struct {
-	Alias string `json:"alias,omitempty"`
-	Title string `json:"title,omitempty"`
+	Alias      string `json:"alias,omitempty"`
+	Title      string `json:"title,omitempty"`
+	AliasLevel int    `json:"alias_level,omitempty"`
 }
 
 // BindPlatformSessionRequest is the body of PUT

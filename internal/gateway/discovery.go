@@ -351,7 +351,8 @@ func rankSuggestions(cands []suggestion, q string, limit int) []client.Suggestio
 // the same rules as sending and without creating anything (GET
 // /address/resolve): an unknown name is 404 recipient_not_found, an
 // unknown alias 404 alias_not_found, and so is the alias of a session the
-// caller may not see (aliasSessionFor); a slug in the agent's
+// caller may not see (aliasSessionFor); a former alias of a session the
+// caller may see resolves to it, Alias being the current one (issue 14); a slug in the agent's
 // platform-session mirror resolves when mirrorSession lets the caller reach
 // it (bound: exists true with the bound session; unbound: exists false, the
 // first mail opens the session), a path the send would refuse is the same 400 (checkRecipientPath: a person
@@ -377,7 +378,8 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 		sess, err := aliasSessionFor(ctx, q, a, p.Name) // mail.go: only the session's own people see it
 		switch {
 		case err == nil:
-			out.Exists, out.SessionID = true, sess.SessionID
+			// A former alias resolves too; the answer carries the current one.
+			out.Exists, out.SessionID, out.Alias = true, sess.SessionID, sess.Alias
 			if out.Workspace == "" {
 				if pt, perr := q.Participant(ctx, sess.SessionID, a.Name); perr == nil {
 					out.Workspace = pt.Workspace

@@ -352,7 +352,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 					to.Path = ps.Workspace
 					targets[0].addr.Path = ps.Workspace
 				}
-				sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, toKind, store.AliasPlatform, ps.PlatformID)
+				sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, toKind, store.AliasPlatformSlug, ps.PlatformID)
 				if err != nil {
 					return nil, err
 				}
@@ -416,9 +416,15 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			"change an existing session's budget with PATCH /api/v1/me/sessions/{id}, or drop round_budget")
 	}
 
-	// A cc address's session part can only name this mail's session.
+	// A cc address's session part can only name this mail's session (by
+	// its alias or a former one).
 	for _, a := range spec.cc {
-		if a.Session == address.SessionAlias && a.Alias != sess.Alias {
+		if a.Session != address.SessionAlias {
+			continue
+		}
+		if ok, err := sessionHasAlias(ctx, tx.Q, sess, a.Alias); err != nil {
+			return nil, err
+		} else if !ok {
 			e := aliasNotFound(a).(*Error)
 			e.Field = "cc"
 			e.Message = fmt.Sprintf("cc %s: the mail goes to session %q, and %q is not an alias of it; nothing was sent", a.String(), sess.Alias, a.Alias)
@@ -511,7 +517,7 @@ func (s *Service) relaySession(ctx context.Context, tx *Tx, p *Principal, spec *
 		return store.SessionRow{}, Invalid("to", "a relay mail cannot open a new session",
 			"reply in the session of the mail you answer: set reply_to and address it without .new")
 	case address.SessionAlias:
-		other, err := tx.SessionByAlias(ctx, to.Alias)
+		other, _, err := tx.SessionByAnyAlias(ctx, to.Alias)
 		if err == nil && other.SessionID != parent.SessionID {
 			// Another session is named only to the people who may see it.
 			if ok, verr := mayViewSession(ctx, tx.Q, other.SessionID, p.Name); verr != nil {
@@ -591,12 +597,13 @@ func defaultSessionAny(ctx context.Context, q *store.Q, to address.Address, toKi
 func aliasNotFound(a address.Address) error { return aliasNotFoundIn(a, "to") }
 
 // aliasSessionFor answers the session an alias address names for the
-// principal named viewer: the session with that alias, when viewer may see
+// principal named viewer: the session that has or had that alias (a former
+// alias reaches it as the current one does, issue 14), when viewer may see
 // it (mayViewSession) and the address's name takes part in it (or is its
 // agent). Anything else is store.ErrNotFound, the answer of an unknown
 // alias, so a session's existence leaks nothing to others (issue 12).
 func aliasSessionFor(ctx context.Context, q *store.Q, a address.Address, viewer string) (store.SessionRow, error) {
-	sess, err := q.SessionByAlias(ctx, a.Alias)
+	sess, _, err := q.SessionByAnyAlias(ctx, a.Alias)
 	if err != nil {
 		return sess, err
 	}
@@ -611,6 +618,19 @@ func aliasSessionFor(ctx context.Context, q *store.Q, a address.Address, viewer 
 		}
 	}
 	return sess, nil
+}
+
+// sessionHasAlias reports whether alias is the session's alias or one of
+// its former aliases.
+func sessionHasAlias(ctx context.Context, q *store.Q, sess store.SessionRow, alias string) (bool, error) {
+	if alias == sess.Alias {
+		return true, nil
+	}
+	other, _, err := q.SessionByAnyAlias(ctx, alias)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && other.SessionID == sess.SessionID, err
 }
 
 // aliasNotFoundIn is the 404 alias_not_found of an address in the request

@@ -168,10 +168,12 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 }
 
 // SessionSpec describes a session to create. Alias "" derives one from the
-// subject; a taken alias gets -2, -3, ... (W-7). BudgetMax 0 is unlimited.
+// subject (alias source store.AliasSubject), or generates one when the
+// subject gives none (store.AliasAuto); a taken alias, current or former,
+// gets -2, -3, ... (W-7). BudgetMax 0 is unlimited.
 type SessionSpec struct {
 	Alias             string
-	AliasSource       string // store.AliasAuto when ""
+	AliasSource       string // the source of a usable Alias; store.AliasAuto when ""
 	Subject           string
 	AgentName         string
 	Workspace         string
@@ -184,19 +186,21 @@ type SessionSpec struct {
 // CreateSessionTx creates a session with a unique alias in the transaction.
 // It does not apply the new-session rate limit; Send does.
 func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec) (store.SessionRow, error) {
+	src := spec.AliasSource
 	base := address.SanitizeAlias(spec.Alias)
 	if base == "" || address.IsPlaceholder(base) {
 		base = address.SanitizeAlias(stripReplyPrefix(spec.Subject))
+		src = store.AliasSubject
 	}
 	if base == "" || address.IsPlaceholder(base) {
 		base = "session-" + randomWord(6)
+		src = store.AliasAuto
 	}
 	base = truncateRunes(base, 48)
 	alias, err := s.uniqueAlias(ctx, tx.Q, base, "")
 	if err != nil {
 		return store.SessionRow{}, err
 	}
-	src := spec.AliasSource
 	if src == "" {
 		src = store.AliasAuto
 	}
@@ -212,8 +216,9 @@ func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec)
 	return row, nil
 }
 
-// uniqueAlias answers base, or base-2, base-3, ... whichever is free (the
-// session exceptID may keep its own alias).
+// uniqueAlias answers base, or base-2, base-3, ... whichever no session has
+// or had (store AliasTaken: current and former aliases; the session
+// exceptID may keep or take back its own).
 func (s *Service) uniqueAlias(ctx context.Context, q *store.Q, base, exceptID string) (string, error) {
 	for n := 1; n < 10000; n++ {
 		cand := base

@@ -83,14 +83,37 @@ func ownSessionFor(ctx context.Context, q *store.Q, id, name string) (store.Sess
 	return row, nil
 }
 
-// GetSession answers a session the principal takes part in.
+// oneSessionView is sessionView with the session's former aliases, for
+// the answers about one session.
+func (s *Service) oneSessionView(ctx context.Context, q *store.Q, row store.SessionRow, viewer string) (*client.Session, error) {
+	v, err := s.sessionView(ctx, q, row, viewer)
+	if err != nil {
+		return nil, err
+	}
+	if v.FormerAliases, err = formerAliases(ctx, q, row.SessionID); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// formerAliases answers the session's former aliases, nil when it has none.
+func formerAliases(ctx context.Context, q *store.Q, id string) ([]string, error) {
+	list, err := q.FormerAliases(ctx, id)
+	if len(list) == 0 {
+		return nil, err
+	}
+	return list, err
+}
+
+// GetSession answers a session the principal takes part in, with its
+// former aliases.
 func (s *Service) GetSession(ctx context.Context, p *Principal, id string) (*client.Session, error) {
 	q := s.Read()
 	row, err := sessionFor(ctx, q, id, p.Name)
 	if err != nil {
 		return nil, err
 	}
-	return s.sessionView(ctx, q, row, p.Name)
+	return s.oneSessionView(ctx, q, row, p.Name)
 }
 
 // ListSessions answers the sessions the principal takes part in, most
@@ -129,7 +152,8 @@ func (s *Service) ListSessions(ctx context.Context, p *Principal, limit int, cur
 }
 
 // UpdateSession lets a person who takes part change the alias (it becomes
-// alias_source "manual", which platform syncs never override, W-7), the
+// alias_source "manual", which platform syncs never override, W-7; the old
+// alias stays a former alias of the session, a taken one gets -2, -3), the
 // budget (0 = unlimited), or reset the used rounds.
 func (s *Service) UpdateSession(ctx context.Context, p *Principal, id string, req client.UpdateSessionRequest) (*client.Session, error) {
 	if req.BudgetMax != nil && *req.BudgetMax < 0 {
@@ -149,18 +173,14 @@ func (s *Service) UpdateSession(ctx context.Context, p *Principal, id string, re
 		if err != nil {
 			return err
 		}
-		if req.Alias != nil && alias != row.Alias {
-			final, err := s.uniqueAlias(ctx, tx.Q, alias, row.SessionID)
-			if err != nil {
-				return err
+		if req.Alias != nil {
+			final := row.Alias
+			if alias != row.Alias {
+				if final, err = s.uniqueAlias(ctx, tx.Q, alias, row.SessionID); err != nil {
+					return err
+				}
 			}
-			row.Alias, row.AliasSource = final, store.AliasManual
-			if err := tx.SetSessionAlias(ctx, row.SessionID, row.Alias, row.AliasSource); err != nil {
-				return err
-			}
-		} else if req.Alias != nil {
-			row.AliasSource = store.AliasManual
-			if err := tx.SetSessionAlias(ctx, row.SessionID, row.Alias, row.AliasSource); err != nil {
+			if err := renameSession(ctx, tx, &row, final, store.AliasManual); err != nil {
 				return err
 			}
 		}
@@ -175,13 +195,25 @@ func (s *Service) UpdateSession(ctx context.Context, p *Principal, id string, re
 				return err
 			}
 		}
-		out, err = s.sessionView(ctx, tx.Q, row, p.Name)
+		out, err = s.oneSessionView(ctx, tx.Q, row, p.Name)
 		if err != nil {
 			return err
 		}
 		return s.emitSessionUpdated(ctx, tx, row)
 	})
 	return out, err
+}
+
+// renameSession gives the session the alias to, from source, keeping its
+// old alias as a former one that still reaches it (issue 14); to must be
+// free (uniqueAlias) or the session's own. The same alias only changes the
+// source.
+func renameSession(ctx context.Context, tx *Tx, row *store.SessionRow, to, source string) error {
+	if err := tx.RenameSession(ctx, row.SessionID, row.Alias, to, source, tx.Now); err != nil {
+		return err
+	}
+	row.Alias, row.AliasSource = to, source
+	return nil
 }
 
 // emitSessionUpdated tells the people of a session that it changed.
@@ -191,6 +223,9 @@ func (s *Service) emitSessionUpdated(ctx context.Context, tx *Tx, row store.Sess
 		return err
 	}
 	v := sessionBase(row, parts)
+	if v.FormerAliases, err = formerAliases(ctx, tx.Q, row.SessionID); err != nil {
+		return err
+	}
 	for _, pt := range parts {
 		if pt.Kind != store.KindPerson {
 			continue
@@ -205,11 +240,26 @@ func (s *Service) emitSessionUpdated(ctx context.Context, tx *Tx, row store.Sess
 // SyncSession is W-7: the bridge proposes the platform's alias and title;
 // the server decides and answers the final alias, which the bridge writes
 // back (D-5). The alias loses '.', '@' and '/' (W-7.1), a placeholder alias
-// or title is ignored (W-7.2), a clash gets -2, -3, and a person's manual
-// alias is kept whatever is proposed. Sync never fails for a valid session.
-// Only the session's agent may sync it; any other caller gets 404
-// session_not_found.
+// or title is ignored (W-7.2), and a clash gets -2, -3.
+//
+// The ladder names a session once (issue 14): the proposal is taken only
+// when its level (req.AliasLevel) is better than the source of the
+// session's alias (aliasRank: a platform slug over a platform title over a
+// mail subject over the gateway's own name) and the session's first turn
+// has not ended (store FirstTurnEnded: the agent's relayed answer or
+// failure report is not sent and no later turn has started). So a later
+// mail's subject, a title regenerated after more turns, or the bridge's own
+// write-back never renames a session, and a person's manual alias is kept
+// whatever is proposed. The old alias stays a former alias of the session.
+// The title follows whenever it is usable. Sync never fails for a valid
+// session; an alias_level other than 0-3 is a 400. Only the session's agent
+// may sync it; any other caller gets 404 session_not_found.
 func (s *Service) SyncSession(ctx context.Context, p *Principal, id string, req client.SyncSessionRequest) (*client.Session, error) {
+	source, ok := syncSources[req.AliasLevel]
+	if !ok {
+		return nil, Invalid("alias_level", fmt.Sprintf("alias_level %d is not one of 1 (the platform's slug), 2 (its title), 3 (the mail subject)", req.AliasLevel),
+			"send the D-5 level the alias came from, or leave alias_level out for a slug")
+	}
 	var out *client.Session
 	err := s.Write(ctx, func(tx *Tx) error {
 		row, err := ownSessionFor(ctx, tx.Q, id, p.Name)
@@ -224,19 +274,29 @@ func (s *Service) SyncSession(ctx context.Context, p *Principal, id string, req 
 			}
 			changed = true
 		}
-		proposed := address.SanitizeAlias(req.Alias)
-		if row.AliasSource != store.AliasManual && proposed != "" && !address.IsPlaceholder(proposed) && proposed != row.Alias {
-			final, err := s.uniqueAlias(ctx, tx.Q, truncateRunes(proposed, 48), row.SessionID)
+		proposed := truncateRunes(address.SanitizeAlias(req.Alias), 48)
+		if proposed != "" && !address.IsPlaceholder(proposed) && aliasRank(source) < aliasRank(row.AliasSource) {
+			ended, err := tx.FirstTurnEnded(ctx, row.SessionID, row.AgentName, client.RelaySummary, client.MailTypeFailureReport)
 			if err != nil {
 				return err
 			}
-			row.Alias, row.AliasSource = final, store.AliasPlatform
-			if err := tx.SetSessionAlias(ctx, row.SessionID, row.Alias, row.AliasSource); err != nil {
-				return err
+			if ended {
+				s.Log.Debug("alias proposal refused: the session's first turn has ended", "session_id", row.SessionID,
+					"alias", row.Alias, "proposed", proposed, "level", req.AliasLevel)
+			} else {
+				final := row.Alias
+				if proposed != row.Alias {
+					if final, err = s.uniqueAlias(ctx, tx.Q, proposed, row.SessionID); err != nil {
+						return err
+					}
+				}
+				if err := renameSession(ctx, tx, &row, final, source); err != nil {
+					return err
+				}
+				changed = true
 			}
-			changed = true
 		}
-		if out, err = s.sessionView(ctx, tx.Q, row, p.Name); err != nil {
+		if out, err = s.oneSessionView(ctx, tx.Q, row, p.Name); err != nil {
 			return err
 		}
 		if changed {
@@ -245,6 +305,34 @@ func (s *Service) SyncSession(ctx context.Context, p *Principal, id string, req 
 		return nil
 	})
 	return out, err
+}
+
+// syncSources maps SyncSessionRequest.AliasLevel to the alias source it
+// stores (0, absent, is the platform's slug).
+var syncSources = map[int]string{
+	0: store.AliasPlatformSlug,
+	1: store.AliasPlatformSlug,
+	2: store.AliasPlatformTitle,
+	3: store.AliasSubject,
+}
+
+// aliasRank orders alias sources, best (lowest) first: a person's alias
+// (never replaced by a sync), the platform's slug (and a platform name
+// stored before the levels were kept), a platform title, a mail subject,
+// then the gateway's own name and anything unknown.
+func aliasRank(source string) int {
+	switch source {
+	case store.AliasManual:
+		return 0
+	case store.AliasPlatformSlug, store.AliasPlatform:
+		return 1
+	case store.AliasPlatformTitle:
+		return 2
+	case store.AliasSubject:
+		return 3
+	default:
+		return 4
+	}
 }
 
 func firstLine(s string) string {
@@ -272,7 +360,7 @@ func (s *Service) BindPlatformSession(ctx context.Context, p *Principal, id stri
 		if err := tx.SetPlatformSessionID(ctx, row.SessionID, pid); err != nil {
 			return err
 		}
-		out, err = s.sessionView(ctx, tx.Q, row, p.Name)
+		out, err = s.oneSessionView(ctx, tx.Q, row, p.Name)
 		return err
 	})
 	return out, err

@@ -16,7 +16,7 @@ func TestSyncAliasIsDecidedByTheServer(t *testing.T) {
 	r2, _ := e.admin.MeSend(e.ctx(), client.SendMailRequest{To: "pi@/w.new", Subject: "two", Body: "x"})
 
 	s, err := a.SyncSession(e.ctx(), r1.SessionID, client.SyncSessionRequest{Alias: "fix.leak@home/x", Title: "Fix the leak"})
-	if err != nil || s.Alias != "fixleakhomex" || s.Subject != "Fix the leak" || s.AliasSource != "platform" {
+	if err != nil || s.Alias != "fixleakhomex" || s.Subject != "Fix the leak" || s.AliasSource != "platform_slug" {
 		t.Fatalf("W-7.1 = %+v, %v", s, err)
 	}
 	// A clash gets -2.
@@ -30,7 +30,8 @@ func TestSyncAliasIsDecidedByTheServer(t *testing.T) {
 		t.Fatalf("placeholder = %+v, %v", s, err)
 	}
 	// Chinese stays (W-7.3).
-	s, err = a.SyncSession(e.ctx(), r2.SessionID, client.SyncSessionRequest{Alias: "重构导入"})
+	r4, _ := e.admin.MeSend(e.ctx(), client.SendMailRequest{To: "pi@/w.new", Subject: "four", Body: "x"})
+	s, err = a.SyncSession(e.ctx(), r4.SessionID, client.SyncSessionRequest{Alias: "重构导入"})
 	if err != nil || s.Alias != "重构导入" {
 		t.Fatalf("chinese = %+v, %v", s, err)
 	}
@@ -45,7 +46,7 @@ func TestSyncAliasIsDecidedByTheServer(t *testing.T) {
 	}
 	// The final alias addresses the session.
 	r3, err := e.admin.MeSend(e.ctx(), client.SendMailRequest{To: "pi@/w.重构导入", Subject: "again", Body: "x"})
-	if err != nil || r3.SessionID != r2.SessionID {
+	if err != nil || r3.SessionID != r4.SessionID {
 		t.Fatalf("send to synced alias = %+v, %v", r3, err)
 	}
 	// Another agent cannot sync a session it is not in.
@@ -77,7 +78,7 @@ func TestPlatformSessionBindingAndMirroredSlug(t *testing.T) {
 		t.Fatalf("send to mirrored slug = %+v, %v", m, err)
 	}
 	got, err = a.GetSession(e.ctx(), m.SessionID)
-	if err != nil || got.PlatformSessionID != "ses_ui" || got.AliasSource != "platform" {
+	if err != nil || got.PlatformSessionID != "ses_ui" || got.AliasSource != "platform_slug" {
 		t.Fatalf("mirrored session = %+v, %v", got, err)
 	}
 }
