@@ -973,7 +973,11 @@ func (b *Bridge) syncAlias(ctx context.Context, sessionID string, res TurnResult
 	if same {
 		return
 	}
-	s, err := b.gw.SyncSession(ctx, sessionID, client.SyncSessionRequest{Alias: p.Alias, Title: p.Title})
+	req := client.SyncSessionRequest{Alias: p.Alias, Title: p.Title}
+	if p.Alias != "" {
+		req.AliasLevel = int(p.Level) // the gateway takes only a better level, in the first turn
+	}
+	s, err := b.gw.SyncSession(ctx, sessionID, req)
 	if err != nil {
 		b.log.Warn("alias sync failed; retried after the next turn", "session_id", sessionID, "err", err)
 		return

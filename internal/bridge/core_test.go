@@ -824,8 +824,8 @@ func TestAliasLadderSyncsAndWritesTheFinalAliasBack(t *testing.T) {
 	sessionID := gw.findMailLocked(id).SessionID
 	gw.mu.Unlock()
 	// The leaked title is unusable: level 3, from the subject; no title sent.
-	if len(syncs) != 1 || syncs[0].Alias != "fix-the-leak" || syncs[0].Title != "" {
-		t.Fatalf("syncs = %+v, want alias fix-the-leak from the subject and no title", syncs)
+	if len(syncs) != 1 || syncs[0].Alias != "fix-the-leak" || syncs[0].Title != "" || syncs[0].AliasLevel != 3 {
+		t.Fatalf("syncs = %+v, want alias fix-the-leak from the subject (level 3) and no title", syncs)
 	}
 	if got := gw.session(sessionID).Alias; got != "fix-the-leak-2" {
 		t.Fatalf("gateway alias = %q", got)
@@ -855,7 +855,7 @@ func TestAPlatformTitleIsNotOverwrittenWhenTheGatewayKeepsItsAlias(t *testing.T)
 	gw.mu.Lock()
 	syncs := append([]client.SyncSessionRequest(nil), gw.syncs...)
 	gw.mu.Unlock()
-	if len(syncs) != 1 || syncs[0].Alias != "refactor-imports" || syncs[0].Title != "Refactor imports" {
+	if len(syncs) != 1 || syncs[0].Alias != "refactor-imports" || syncs[0].Title != "Refactor imports" || syncs[0].AliasLevel != 2 {
 		t.Fatalf("syncs = %+v, want level 2 from the title", syncs)
 	}
 	if r := fake.Renames(); len(r) != 0 {
@@ -875,7 +875,7 @@ func TestPlatformSlugIsLevelOne(t *testing.T) {
 	gw.mu.Lock()
 	syncs := append([]client.SyncSessionRequest(nil), gw.syncs...)
 	gw.mu.Unlock()
-	if len(syncs) != 1 || syncs[0].Alias != "witty-planet" || syncs[0].Title != "重构导入路径" {
+	if len(syncs) != 1 || syncs[0].Alias != "witty-planet" || syncs[0].Title != "重构导入路径" || syncs[0].AliasLevel != 1 {
 		t.Fatalf("syncs = %+v", syncs)
 	}
 	if len(fake.Renames()) != 0 {
