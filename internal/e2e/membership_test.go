@@ -48,6 +48,15 @@ func mbSetup(t *testing.T, bin string) *mbEnv {
 // form (its message with the alias put back).
 func (e *mbEnv) sameAsUnknown(t *testing.T, err error, unknownErr error) {
 	t.Helper()
+	sameAnswer(t, err, unknownErr, e.carolSess.SessionAlias)
+}
+
+// sameAnswer fails unless err, the answer for alias, is exactly
+// unknownErr, the answer for the alias "no-such-alias" in the same address
+// form: 404 alias_not_found, the same field and suggestion, the message
+// with the alias put back.
+func sameAnswer(t *testing.T, err, unknownErr error, alias string) {
+	t.Helper()
 	got, want := client.AsAPIError(err), client.AsAPIError(unknownErr)
 	if got == nil || want == nil {
 		t.Fatalf("want two API errors, got %v and (unknown alias) %v", err, unknownErr)
@@ -56,10 +65,10 @@ func (e *mbEnv) sameAsUnknown(t *testing.T, err error, unknownErr error) {
 		t.Fatalf("the unknown alias answered %d %s", want.Status, want.Body.Code)
 	}
 	wb := want.Body
-	wb.Error = strings.ReplaceAll(wb.Error, "no-such-alias", e.carolSess.SessionAlias)
+	wb.Error = strings.ReplaceAll(wb.Error, "no-such-alias", alias)
 	if got.Status != want.Status || got.Body.Code != wb.Code || got.Body.Field != wb.Field ||
 		got.Body.Error != wb.Error || got.Body.Suggestion != wb.Suggestion {
-		t.Fatalf("existing alias answered %d %+v; an unknown alias answers %d %+v", got.Status, got.Body, want.Status, wb)
+		t.Fatalf("alias %q answered %d %+v; an unknown alias answers %d %+v", alias, got.Status, got.Body, want.Status, wb)
 	}
 }
 
