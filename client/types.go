@@ -423,7 +423,7 @@ type Tree struct {
 // FormerAliases are the aliases the session had before, oldest first: each
 // still reaches the session for its participants (issue 14). They are
 // filled in the answers about one session (GET and PATCH
-// /me/sessions/{id}, the bridge's sync) and in session.updated events, not
+// /me/sessions/{id}, the bridge's sync) and in session_updated events, not
 // in listings; absent when the session was never renamed.
 type Session struct {
 	SessionID         string    `json:"session_id"`
