@@ -14,7 +14,7 @@ import (
 // participants.
 
 // sync is the bot's W-7 sync of session id, failing the test on an error.
-func (e *extrasEnv) sync(id, alias string, level int, title string) *client.Session {
+func (e *serviceEnv) sync(id, alias string, level int, title string) *client.Session {
 	e.t.Helper()
 	s, err := e.svc.SyncSession(e.ctx, e.bot, id, client.SyncSessionRequest{Alias: alias, AliasLevel: level, Title: title})
 	if err != nil {
@@ -24,7 +24,7 @@ func (e *extrasEnv) sync(id, alias string, level int, title string) *client.Sess
 }
 
 // relayAnswer is the bot's relayed answer to mailID (the end of its turn).
-func (e *extrasEnv) relayAnswer(mailID string) {
+func (e *serviceEnv) relayAnswer(mailID string) {
 	e.t.Helper()
 	if _, err := e.svc.Send(e.ctx, e.bot, client.SendMailRequest{To: "alice", ReplyTo: mailID, Body: "done",
 		Relay: client.RelaySummary, RelayKey: "turn:" + mailID}); err != nil {
@@ -32,7 +32,7 @@ func (e *extrasEnv) relayAnswer(mailID string) {
 	}
 }
 
-func (e *extrasEnv) alias(id string) (string, string, []string) {
+func (e *serviceEnv) alias(id string) (string, string, []string) {
 	e.t.Helper()
 	s, err := e.svc.GetSession(e.ctx, e.alice, id)
 	if err != nil {
@@ -42,7 +42,7 @@ func (e *extrasEnv) alias(id string) (string, string, []string) {
 }
 
 func TestALaterSubjectNeverRenamesASession(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	first := e.session() // "clean the build"
 	if first.SessionAlias != "clean-the-build" {
 		t.Fatalf("first alias = %q", first.SessionAlias)
@@ -64,7 +64,7 @@ func TestALaterSubjectNeverRenamesASession(t *testing.T) {
 }
 
 func TestAPlatformNameReplacesTheFirstAliasOnceInTheFirstTurn(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	r := e.session()
 	// A title (level 2) is better than the subject, a slug (level 1) better still.
 	if s := e.sync(r.SessionID, "Clean up the build", 2, "Clean up the build"); s.Alias != "clean-up-the-build" || s.AliasSource != store.AliasPlatformTitle {
@@ -96,7 +96,7 @@ func TestAPlatformNameReplacesTheFirstAliasOnceInTheFirstTurn(t *testing.T) {
 }
 
 func TestNoPlatformRenameAfterTheFirstTurnEnded(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	// Ended by the relayed answer.
 	r := e.session()
 	e.relayAnswer(r.MailID)
@@ -132,7 +132,7 @@ func TestNoPlatformRenameAfterTheFirstTurnEnded(t *testing.T) {
 }
 
 func TestAPersonsRenameWinsAndKeepsTheOldAlias(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	r := e.session()
 	name := "build"
 	s, err := e.svc.UpdateSession(e.ctx, e.alice, r.SessionID, client.UpdateSessionRequest{Alias: &name})
@@ -162,7 +162,7 @@ func lastPayload(ev []store.EventRow) string {
 }
 
 func TestEveryFormerAliasReachesTheSessionForItsPeople(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	r := e.session() // clean-the-build
 	e.sync(r.SessionID, "witty-planet", 1, "")
 	manual := "build"
@@ -214,7 +214,7 @@ func TestEveryFormerAliasReachesTheSessionForItsPeople(t *testing.T) {
 }
 
 func TestAFormerAliasIsNeverGivenToAnotherSession(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	r := e.session()
 	e.sync(r.SessionID, "witty-planet", 1, "")
 	other, err := e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bot@/work/proj.new", Subject: "other job", Body: "x"})
@@ -244,7 +244,7 @@ func TestAFormerAliasIsNeverGivenToAnotherSession(t *testing.T) {
 // the name (the platform renamed its session itself); the thread does not
 // split into a second mail session.
 func TestAMirroredNameOfABoundSessionLandsInIt(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	r := e.session()
 	if _, err := e.svc.BindPlatformSession(e.ctx, e.bot, r.SessionID, client.BindPlatformSessionRequest{PlatformSessionID: "p1"}); err != nil {
 		t.Fatal(err)
@@ -268,7 +268,7 @@ func TestAMirroredNameOfABoundSessionLandsInIt(t *testing.T) {
 	}
 }
 
-func (e *extrasEnv) countSessions() int {
+func (e *serviceEnv) countSessions() int {
 	e.t.Helper()
 	var n int
 	if err := e.svc.Read().QueryRow(e.ctx, `SELECT COUNT(*) FROM mail_sessions`).Scan(&n); err != nil {

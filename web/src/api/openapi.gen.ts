@@ -1689,11 +1689,12 @@ export interface components {
             agent_name?: string;
             alias: string;
             /** @enum {string} */
-            alias_source: "auto" | "platform" | "manual";
+            alias_source: "auto" | "subject" | "platform_title" | "platform_slug" | "platform" | "manual";
             budget_max: number;
             /** Format: date-time */
             created_at: string;
             created_by: string;
+            former_aliases?: string[];
             /** Format: date-time */
             last_activity: string;
             last_from?: string;
@@ -1731,6 +1732,7 @@ export interface components {
         };
         SyncSessionRequest: {
             alias?: string;
+            alias_level?: number;
             title?: string;
         };
         Tree: {
