@@ -72,6 +72,12 @@ Environment:
   AGENTMAIL_FALLBACK_DIR     working directory used when a mail's directory does not
                              exist (never created); unset = such mails get a failure report
   AGENTMAIL_PERMISSION_MODE  plan, workspace (default) or full
+  AGENTMAIL_SANDBOX          auto (default): the platform runs in a bubblewrap
+                             sandbox that hides the key file, ~/.agentmail,
+                             ~/.config/agentmail and AGENTMAIL_DATA_DIR and
+                             shows it only its own processes; off: unconfined
+  AGENTMAIL_DATA_DIR         the gateway's data directory, hidden from the
+                             platform when set
   AGENTMAIL_<PLATFORM>_BIN   the platform executable (else found in PATH), e.g.
                              AGENTMAIL_CLAUDE_BIN
                              (AGENTMAIL_OPENCODE_BIN, AGENTMAIL_PI_BIN)
@@ -81,9 +87,14 @@ Exit codes: 0 stopped by a signal, 1 error, 2 usage (unknown --platform, bad
 flag or argument).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
+		// Issue 12, point 9: a key given in the environment would stay in
+		// /proc/<pid>/environ for the bridge's whole life. The bridge
+		// re-executes itself (same pid) without it and reads it from a
+		// pipe; this returns only when there is nothing to do or it failed.
+		reexecErr := bridge.ReexecWithoutKey(os.Args, os.Environ())
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runBridge(ctx, os.Getenv)
+		return runBridge(ctx, os.Getenv, reexecErr)
 	},
 }
 
@@ -95,8 +106,10 @@ func init() {
 }
 
 // runBridge reads the configuration (issue 4 item 6), resolves the key
-// (B-1.1) and runs the bridge until ctx ends.
-func runBridge(ctx context.Context, getenv func(string) string) error {
+// (B-1.1), finds the platform's sandbox and runs the bridge until ctx ends.
+// reexecErr is why the bridge could not drop the key from its environment
+// (nil when it did or had none there).
+func runBridge(ctx context.Context, getenv func(string) string, reexecErr error) error {
 	lvl := slog.LevelInfo
 	if err := lvl.UnmarshalText([]byte(bridgeFlags.logLevel)); err != nil {
 		return usagef("--log-level: %w", err)
@@ -109,6 +122,14 @@ func runBridge(ctx context.Context, getenv func(string) string) error {
 	settings, err := bridge.LoadSettings(getenv)
 	if err != nil {
 		return err
+	}
+	if reexecErr != nil {
+		log.Warn("the agent key stays readable in this process's environment (/proc/<pid>/environ); put it into ~/.agentmail/agent.key instead of AGENTMAIL_AGENT_KEY", "err", reexecErr)
+	}
+	if k, err := bridge.KeyFromPipe(getenv); err != nil {
+		return err
+	} else if k != "" {
+		settings.AgentKey = k // given as AGENTMAIL_AGENT_KEY, passed on by the re-execution
 	}
 	home, _ := os.UserHomeDir()
 	key, source, err := bridge.ResolveAgentKey(settings.AgentKey, home)
@@ -131,6 +152,16 @@ func runBridge(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	// I-5: whether the platform's own shell tool is confined is said once.
+	var sb bridge.Sandbox // an interface: stays nil without a sandbox
+	if p.attachEnv != "" && getenv(p.attachEnv) != "" {
+		log.Warn("the platform server was started by someone else (" + p.attachEnv + "), so the bridge cannot confine it: its own shell tool can read everything its user can")
+	} else if box, why := findPlatformSandbox(ctx, getenv, home); box == nil {
+		log.Warn("the platform runs without a sandbox: its own shell tool can read the agent key file and everything else this user can", "reason", why)
+	} else {
+		sb = box
+		log.Info("the platform runs in a bubblewrap sandbox: it cannot see the bridge's process, the agent key file or the gateway's data", "hidden", strings.Join(box.Hidden, ":"))
+	}
 	c := client.New(settings.GatewayURL, client.WithToken(key), client.WithUserAgent("agentmail-bridge/"+bridgeFlags.platform))
 	b, err := bridge.New(bridge.Config{
 		Adapter:    p.adapter(),
@@ -139,6 +170,7 @@ func runBridge(ctx context.Context, getenv func(string) string) error {
 		Settings:   settings,
 		Bin:        bin,
 		MCPCommand: mcp,
+		Sandbox:    sb,
 		MaxTurns:   bridgeFlags.maxTurns,
 		Logger:     log,
 	})

@@ -48,6 +48,9 @@ type Env struct {
 	Bin string
 	// Log receives the adapter's log lines (the core uses log/slog).
 	Log func(msg string, args ...any)
+	// Sandbox confines every platform process (see Command); nil runs them
+	// unconfined (AGENTMAIL_SANDBOX=off, or no bubblewrap).
+	Sandbox Sandbox
 }
 
 // PermissionAsk is one permission question the platform raised itself (I-1,

@@ -50,6 +50,9 @@ type Config struct {
 	Bin string
 	// MCPCommand starts the MCP tool server (see MCPCommand()).
 	MCPCommand []string
+	// Sandbox confines the platform's processes (see Env.Command); nil runs
+	// them unconfined.
+	Sandbox Sandbox
 	// MaxTurns caps the turns running at once; 0 means DefaultMaxTurns.
 	MaxTurns int
 	// HeartbeatInterval is the heartbeat period; 0 means 30 s.
@@ -244,6 +247,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 		MCPCommand: b.cfg.MCPCommand,
 		Bin:        b.cfg.Bin,
 		Log:        func(msg string, args ...any) { b.log.Info(msg, args...) },
+		Sandbox:    b.cfg.Sandbox,
 	}
 	if err := b.adapter.Start(ctx, env); err != nil {
 		return fmt.Errorf("starting platform %s: %w", b.adapter.Name(), err)

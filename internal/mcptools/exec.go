@@ -122,7 +122,7 @@ func RunCommand(ctx context.Context, command, dir string, timeout time.Duration,
 	defer cancel()
 	name, args := "bash", []string{"-c", command}
 	if sb != nil {
-		name, args = sb.command(dir, command)
+		name, args = sb.Command(dir, "bash", "-c", command)
 	}
 	cmd := exec.CommandContext(cctx, name, args...)
 	cmd.Dir = dir

@@ -52,7 +52,11 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 	if sandbox == nil {
 		log.Warn("mcp: run_command without a sandbox", "reason", why)
 	} else {
-		log.Info("mcp: run_command in a bubblewrap sandbox", "writable", cfg.Workspace, "hidden", strings.Join(sandbox.Hidden, ":"))
+		proc := "its own"
+		if sandbox.SharesProc() {
+			proc = "the platform sandbox's" // root inside the bridge's platform sandbox
+		}
+		log.Info("mcp: run_command in a bubblewrap sandbox", "writable", cfg.Workspace, "hidden", strings.Join(sandbox.Hidden, ":"), "proc", proc)
 	}
 	if cfg.AgentKey == "" {
 		log.Warn("mcp: no agent key (AGENTMAIL_AGENT_KEY or " + cfg.AgentKeyFile + "); tools answer 401 until connect_to_server")

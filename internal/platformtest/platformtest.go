@@ -265,3 +265,15 @@ func (e *Env) UsePi(openAIBaseURL string, models ...string) (string, error) {
 	e.Set("PI_CODING_AGENT_DIR", dir)
 	return dir, nil
 }
+
+// RequireBwrap ends the test unless bubblewrap (`bwrap`, Debian package bubblewrap) is
+// installed: a skip, or under CI=true a failure (scripts/deps.sh installs it there).
+func RequireBwrap(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if MissingIsFailure() {
+			t.Fatal("bwrap is not installed; scripts/deps.sh installs the Debian package bubblewrap")
+		}
+		t.Skip("bwrap is not installed (Debian package bubblewrap)")
+	}
+}

@@ -240,7 +240,7 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 	}
 
 	t := &turn{req: req, grace: a.opts.KillGrace}
-	return t.run(ctx, env.Bin, a.args(req, mcpFile), a.environ())
+	return t.run(ctx, env, a.args(req, mcpFile), a.environ())
 }
 
 // userMessage is the stream-json line that carries the prompt.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -122,11 +121,11 @@ func (t *turn) closeStdin() {
 
 // run starts the process, feeds the prompt, reads events until the process ends and builds
 // the result.
-func (t *turn) run(ctx context.Context, bin string, args, environ []string) (bridge.TurnResult, error) {
-	cmd := exec.Command(bin, args...)
+func (t *turn) run(ctx context.Context, env bridge.Env, args, environ []string) (bridge.TurnResult, error) {
+	bin := env.Bin
+	cmd := env.Command(bin, args...) // its own process group; in the platform sandbox when there is one
 	cmd.Dir = t.req.Cwd
 	cmd.Env = environ
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := bridge.NewTailBuffer(8 << 10)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = t.grace

@@ -284,10 +284,10 @@ func (a *Adapter) spawn(ctx context.Context, c *api, environ []string) error {
 		b, _ := json.Marshal(perm)
 		vars = append(vars, "OPENCODE_PERMISSION="+string(b))
 	}
-	cmd := exec.Command(bin, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port))
+	// Its own process group; in the platform sandbox when there is one.
+	cmd := a.env.Command(bin, "serve", "--hostname", "127.0.0.1", "--port", strconv.Itoa(port))
 	cmd.Dir = workDir
 	cmd.Env = vars
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := bridge.NewTailBuffer(16 << 10)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -110,10 +110,9 @@ func (a *Adapter) startProc(ctx context.Context, env bridge.Env, spec procSpec) 
 		}
 		args = append(args, "--model", spec.model.Model)
 	}
-	cmd := exec.Command(env.Bin, args...)
+	cmd := env.Command(env.Bin, args...) // its own process group; in the platform sandbox when there is one
 	cmd.Dir = spec.cwd
 	cmd.Env = vars
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
