@@ -115,7 +115,9 @@ type Rig struct {
 	URL      string
 	Admin    *client.Client // the person "admin", signed in with a cookie
 	AgentKey string
-	Model    *fakemodel.Server
+	// DataDir is the gateway's data directory (AGENTMAIL_DATA_DIR of `agentmail serve`).
+	DataDir string
+	Model   *fakemodel.Server
 	// Env is the environment of every bridge process: platformtest's isolated one plus
 	// the AGENTMAIL_* settings. Tests add the platform's provider configuration to it.
 	Env *platformtest.Env
@@ -164,8 +166,9 @@ func New(t *testing.T, platform platformtest.Platform, agent string, rules ...fa
 
 func (r *Rig) startGateway() {
 	t := r.T
+	r.DataDir = t.TempDir()
 	cmd := exec.Command(Binary(t), "serve")
-	cmd.Env = append(os.Environ(), "AGENTMAIL_ADDR=127.0.0.1:0", "AGENTMAIL_DATA_DIR="+t.TempDir(),
+	cmd.Env = append(os.Environ(), "AGENTMAIL_ADDR=127.0.0.1:0", "AGENTMAIL_DATA_DIR="+r.DataDir,
 		"ADMIN_USER=admin", "ADMIN_PASSWORD="+adminPassword, "DATABASE_URL=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -255,6 +258,9 @@ func (r *Rig) StartBridge() *Bridge {
 	})
 	return b
 }
+
+// PID is the bridge's process id.
+func (b *Bridge) PID() int { return b.cmd.Process.Pid }
 
 // Stop sends SIGTERM, waits for the bridge to exit (it stops its platform), and fails
 // the test when it does not stop cleanly. Safe to call twice.
