@@ -95,10 +95,11 @@ type Sandbox struct {
 // installed, or it cannot start here (no user namespaces, no permission to
 // mount /proc). The caller says what runs without confinement.
 //
-// Inside a platform sandbox (InsideEnv set), bubblewrap running as root
-// cannot mount a /proc of its own; a sandbox that keeps the outer one's
-// /proc is used then, which shows only the platform's processes. lookPath is
-// exec.LookPath in production. Hidden paths are cleaned.
+// Inside a platform sandbox (InsideEnv set, process 1 is bubblewrap's),
+// bubblewrap running as root cannot mount a /proc of its own; a sandbox
+// that keeps the outer one's /proc is used then, which shows only the
+// platform's processes. lookPath is exec.LookPath in production. Hidden
+// paths are cleaned.
 func Find(ctx context.Context, mode string, policy Policy, lookPath func(string) (string, error)) (*Sandbox, string) {
 	switch strings.ToLower(strings.TrimSpace(mode)) {
 	case Off:
@@ -123,13 +124,25 @@ func Find(ctx context.Context, mode string, policy Policy, lookPath func(string)
 	if why == "" {
 		return sb, ""
 	}
-	if os.Getenv(InsideEnv) != "" {
+	if insidePlatformSandbox() {
 		nested := &Sandbox{Bwrap: bwrap, Policy: policy, sharedProc: true}
 		if nested.probe(ctx) == "" {
 			return nested, ""
 		}
 	}
 	return nil, "bubblewrap cannot start here (" + why + ")"
+}
+
+// insidePlatformSandbox reports whether this process runs in a platform
+// sandbox with a PID namespace of its own: InsideEnv is set and process 1,
+// as this process sees it, is bubblewrap's (not the machine's init), so
+// the outer /proc shows no process of the bridge.
+func insidePlatformSandbox() bool {
+	if os.Getenv(InsideEnv) == "" {
+		return false
+	}
+	comm, err := os.ReadFile("/proc/1/comm")
+	return err == nil && strings.TrimSpace(string(comm)) == "bwrap"
 }
 
 // probe runs `true` in the sandbox; "" when it worked, else what failed.
