@@ -160,7 +160,7 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		log.Warn("the platform runs without a sandbox: its own shell tool can read the agent key file and everything else this user can", "reason", why)
 	} else {
 		sb = box
-		log.Info("the platform runs in a bubblewrap sandbox: it cannot see the bridge's process, the agent key file or the gateway's data", "hidden", strings.Join(box.Hidden, ":"))
+		log.Info("the platform runs in a bubblewrap sandbox: it sees neither the bridge's process nor the hidden files (the agent key, the stored logins, and the gateway's data when AGENTMAIL_DATA_DIR is set)", "hidden", strings.Join(box.Hidden, ":"))
 	}
 	c := client.New(settings.GatewayURL, client.WithToken(key), client.WithUserAgent("agentmail-bridge/"+bridgeFlags.platform))
 	b, err := bridge.New(bridge.Config{
