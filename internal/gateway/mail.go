@@ -60,7 +60,8 @@ type sendSpec struct {
 // alias is a 404 and nothing is created, N-8) or, for a reply to an address
 // without a session part, is the replied mail's session. An agent's own mail
 // uses one round of the session budget (403 budget_exhausted at the limit);
-// a relay mail ("summary", W-5) uses none, needs relay_key,
+// a relay mail ("summary", W-5) uses none (but a summary answering an
+// agent's mail does, relayrules.go), needs relay_key,
 // and a relay_key seen before answers status duplicate_relay storing
 // nothing; a second distinct relay of the same kind for the same received
 // mail is a 409 (relayrules.go); a summary relay must answer (reply_to) a mail the agent received,
@@ -438,15 +439,19 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		}
 	}
 
-	// Budget: an agent's own mail uses one round; relays use none (I-2).
-	if p.IsAgent() && spec.relay == "" {
+	// Budget: an agent's own mail uses one round; relays use none (I-2),
+	// except a summary answering another agent's mail (relayrules.go).
+	if p.IsAgent() && (spec.relay == "" || relayUsesRound(spec, parent)) {
 		ok, err := tx.UseRound(ctx, sess.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, Forbidden("budget_exhausted",
-				fmt.Sprintf("the round budget of session %q is spent (%d of %d rounds used)", sess.Alias, sess.UsedRounds, sess.BudgetMax),
+			msg := fmt.Sprintf("the round budget of session %q is spent (%d of %d rounds used)", sess.Alias, sess.UsedRounds, sess.BudgetMax)
+			if spec.relay != "" {
+				msg += "; a summary relay answering another agent's mail uses a round like a normal mail"
+			}
+			return nil, Forbidden("budget_exhausted", msg,
 				"tell the person; they can raise the budget or reset the used rounds of this session")
 		}
 		sess.UsedRounds++

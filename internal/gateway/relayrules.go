@@ -25,6 +25,14 @@ import (
 //     (mail_type failure_report, relay_key "model-failure:<mail_id>"),
 //     besides the answer.
 //
+// Free means free only towards people: a summary relay (the answer slot)
+// that answers a mail whose sender is an agent uses one round of the
+// session budget like an ordinary send (403 budget_exhausted at the
+// limit), so two agents answering each other's mails with summaries stop
+// when the budget is spent. A summary answering a person's mail (or the
+// gateway's own, sender kind system) stays free, and so does every
+// failure report: it answers one received mail and nothing answers it.
+//
 // The slots are a unique constraint in the database (relay_answers), not
 // a count in memory, so replicas and restarts keep them. The same
 // relay_key sent again stays idempotent (status duplicate_relay, the
@@ -42,6 +50,15 @@ func relaySlot(spec *sendSpec) string {
 		return RelaySlotFailure
 	}
 	return RelaySlotAnswer
+}
+
+// relayUsesRound reports whether a relay send is charged to the session
+// budget like an ordinary mail: a summary relay (answer slot) whose
+// replied mail was sent by an agent. Failure reports and summaries that
+// answer a person (or the system sender) use no round.
+func relayUsesRound(spec *sendSpec, parent *store.ViewedMail) bool {
+	return spec.relay == client.RelaySummary && relaySlot(spec) == RelaySlotAnswer &&
+		parent != nil && parent.FromKind == store.KindAgent
 }
 
 // claimRelaySlot takes the relay's slot of the received mail it answers,

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store/storetest"
+)
+
+// Holes of the trust boundary (issue 12) that an attacker's second pass
+// found, each against the real `agentmail serve`.
+
+func TestTrustHoles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the gateway binary")
+	}
+	bin := xgBinary(t, t.TempDir())
+	t.Run("AgentSummaryPingPongUsesTheBudget", func(t *testing.T) { testSummaryPingPong(t, bin) })
+}
+
+// testSummaryPingPong: two agents answering each other's mails with
+// summary relays are charged a round per summary, so the session's budget
+// ends the exchange with 403 budget_exhausted. A summary answering the
+// person's mail and a failure report answering an agent's stay free.
+func testSummaryPingPong(t *testing.T, bin string) {
+	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+	ctx := e.ctx
+	const budget = 4
+	b := budget
+	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/pingpong.new", Cc: "helper@/work/pingpong",
+		Subject: "work it out together", Body: "please", RoundBudget: &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bot writes to helper on its own: one round.
+	last, err := e.bot.SendMail(ctx, client.SendMailRequest{To: "helper", ReplyTo: start.MailID, Body: "helper, your turn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := []*client.Client{e.helper, e.bot}
+	names := []string{"bot", "helper"}
+	sent := 0
+	var stopped *client.APIError
+	for i := 0; i < 50 && stopped == nil; i++ {
+		r, err := agents[i%2].SendMail(ctx, client.SendMailRequest{To: names[i%2], ReplyTo: last.MailID,
+			Body: fmt.Sprintf("answer %d", i), Relay: client.RelaySummary, RelayKey: fmt.Sprintf("ping-%d", i)})
+		if err != nil {
+			stopped = wantStatus(t, err, http.StatusForbidden, "budget_exhausted")
+			break
+		}
+		sent++
+		last = r
+	}
+	if stopped == nil {
+		t.Fatalf("%d summary relays between two agents were all sent with a budget of %d rounds; want 403 budget_exhausted", sent, budget)
+	}
+	if sent != budget-1 {
+		t.Errorf("%d summaries between the agents were sent before the 403; want %d (the budget less bot's own mail)", sent, budget-1)
+	}
+	s, err := e.alice.MeSession(ctx, start.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UsedRounds != budget {
+		t.Errorf("the session used %d rounds, want %d", s.UsedRounds, budget)
+	}
+
+	// With the budget spent: the failure report on the agent's last mail
+	// stays free, and so does the summary answering alice.
+	replier := agents[sent%2]
+	fr, err := replier.SendMail(ctx, client.SendMailRequest{To: names[sent%2], ReplyTo: last.MailID, Subject: "处理失败: x", Body: "failed",
+		Relay: client.RelaySummary, RelayKey: "model-failure:" + last.MailID, MailType: client.MailTypeFailureReport})
+	if err != nil || fr.Status != "sent" {
+		t.Fatalf("failure report answering an agent's mail with the budget spent: %+v, %v", fr, err)
+	}
+	r, err := e.bot.SendMail(ctx, client.SendMailRequest{To: "alice", ReplyTo: start.MailID, Body: "done",
+		Relay: client.RelaySummary, RelayKey: "summary-for-alice"})
+	if err != nil || r.Status != "sent" {
+		t.Fatalf("summary answering alice with the budget spent: %+v, %v", r, err)
+	}
+	// The one-summary-per-received-mail rule stays: a second summary of
+	// alice's mail is 409.
+	_, err = e.bot.SendMail(ctx, client.SendMailRequest{To: "alice", ReplyTo: start.MailID, Body: "done again",
+		Relay: client.RelaySummary, RelayKey: "summary-for-alice-2"})
+	wantStatus(t, err, http.StatusConflict, "relay_already_answered")
+	if s, err := e.alice.MeSession(ctx, start.SessionID); err != nil || s.UsedRounds != budget {
+		t.Errorf("after the free relays the session used %+v rounds (%v), want %d", s, err, budget)
+	}
+}
