@@ -5,7 +5,7 @@
 // A control case inserts one payload unsanitised to prove the harness
 // would notice an execution.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { renderMarkdown, sanitizeHtml } from './markdown'
+import { renderMarkdown, safeLink, sanitizeHtml } from './markdown'
 
 // The canary marks the document; it needs no global of the test's own realm,
 // because inline handlers run in the page's realm.
@@ -269,5 +269,71 @@ describe('renderMarkdown keeps no styling or positioning from mail content', () 
     host.innerHTML = renderMarkdown('3. three\n4. four\n\n<img src="data:image/png;base64,AAAA" alt="pic">')
     expect(host.querySelector('ol')?.getAttribute('start')).toBe('3')
     expect(host.querySelector('img')?.getAttribute('alt')).toBe('pic')
+  })
+})
+
+// Links are read as the browser reads them: a relative link must stay on the
+// page's own origin, so `//host`, `/\host`, `\\host` (with tabs, newlines or
+// leading spaces that browsers strip) are links to another host and lose
+// their href; http(s), mailto and in-page anchors stay.
+describe('links a mail may carry', () => {
+  const origin = 'https://mail.example'
+  const OFF_ORIGIN = [
+    '//evil.example/x',
+    '/\\evil.example/x',
+    '\\\\evil.example/x',
+    '\\/evil.example',
+    ' //evil.example',
+    '\t//evil.example',
+    '\n\\\\evil.example',
+    '/\t/evil.example',
+    '/\n/evil.example',
+    '/\r\n/evil.example',
+    '\u0001//evil.example',
+    '\u0000/\\evil.example',
+    '///evil.example',
+  ]
+  const OTHER_SCHEMES = ['javascript:alert(1)', 'java\tscript:alert(1)', 'data:text/html,x', 'ftp://evil.example/', 'file:///etc/passwd', 'blob:https://mail.example/1', 'http://[']
+  const KEPT = ['https://ok.example/x', 'http://ok.example', 'HTTPS://ok.example', 'mailto:ann@example.org', '#section', '/inbox', './x', '../x', 'x/y', '?q=1', ' /inbox']
+
+  it.each(OFF_ORIGIN)('drops a relative link that leaves the origin: %j', (href) => {
+    expect(safeLink(href, origin)).toBe(false)
+  })
+  it.each(OTHER_SCHEMES)('drops another scheme or an unparsable link: %j', (href) => {
+    expect(safeLink(href, origin)).toBe(false)
+  })
+  it.each(KEPT)('keeps %j', (href) => {
+    expect(safeLink(href, origin)).toBe(true)
+  })
+  it('drops every relative link when the page has no origin to resolve against', () => {
+    expect(safeLink('/inbox', 'null')).toBe(false)
+    expect(safeLink('https://ok.example/', 'null')).toBe(true)
+  })
+
+  // (An HTML attribute cannot carry NUL: the parser makes it U+FFFD.)
+  it.each(OFF_ORIGIN.filter((h) => !h.includes('\u0000')))('renders a mail link to %j as text without href', (href) => {
+    const attr = href.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/\t/g, '&#9;').replace(/\n/g, '&#10;').replace(/\r/g, '&#13;')
+    host.innerHTML = renderMarkdown(`<a href="${attr}">the report</a>`)
+    const a = host.querySelector('a')
+    expect(a?.textContent).toBe('the report')
+    expect(a?.hasAttribute('href')).toBe(false)
+  })
+
+  it('drops off-origin targets written as Markdown links and images', () => {
+    host.innerHTML = renderMarkdown('[a](//evil.example/a) [b](/\\evil.example/b) ![c](//evil.example/c.png)')
+    const links = Array.from(host.querySelectorAll('a'))
+    expect(links.map((a) => a.textContent)).toEqual(['a', 'b', 'c'])
+    // marked writes the backslash of b as %5C: then it is a path on the page's own origin.
+    links.forEach((a) => expect(!a.hasAttribute('href') || new URL(a.href).origin === window.location.origin, a.outerHTML).toBe(true))
+    expect(links[0].hasAttribute('href')).toBe(false)
+    expect(links[2].hasAttribute('href')).toBe(false)
+    expect(host.querySelector('img')).toBeNull()
+  })
+
+  it('keeps links on the page and to the web', () => {
+    host.innerHTML = renderMarkdown('[in](/sessions/1) [anchor](#top) [web](https://ok.example/) [mail](mailto:ann@example.org)')
+    expect(Array.from(host.querySelectorAll('a')).map((a) => a.getAttribute('href'))).toEqual([
+      '/sessions/1', '#top', 'https://ok.example/', 'mailto:ann@example.org',
+    ])
   })
 })

@@ -48,8 +48,40 @@ const FORBID_ATTR = [
   'bgcolor', 'color', 'face', 'size', 'border', 'valign', 'nowrap', 'dir', 'lang',
 ]
 
-// Links: http(s), mailto and same-page/relative targets only.
-const SAFE_URL = /^(?:https?:|mailto:|#|\/(?!\/)|\.{0,2}\/|[^:/?#]*(?:[/?#]|$))/i
+// A first, coarse filter for DOMPurify (tested on the value with whitespace
+// removed): an http(s) or mailto scheme, or no scheme at all. Whether a
+// link is kept is decided by safeLink below.
+const SCHEME_FILTER = /^(?:https?:|mailto:|[^a-z]|[a-z0-9+.-]*(?:[^a-z0-9+.\-:]|$))/i
+
+const LINK_PROTOCOLS = ['http:', 'https:', 'mailto:']
+
+/**
+ * safeLink decides whether a mail may link to href, reading it as the
+ * browser will: leading and trailing spaces and control characters are
+ * dropped and tabs and newlines anywhere removed (WHATWG URL parsing), then
+ * the value is resolved against origin (default: the page's own). An
+ * absolute link is kept for http:, https: and mailto: only; a relative link
+ * (an in-page `#anchor`, `/inbox`, `x/y`) only when it resolves to origin,
+ * so `//host`, `/\host`, `\\host` and their variants with tabs, newlines
+ * or leading spaces, which browsers read as links to another host, are
+ * refused. Anything that does not parse is refused.
+ */
+export function safeLink(href: string, origin: string = window.location.origin): boolean {
+  const v = href.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '')
+  const absolute = parseURL(v)
+  if (absolute) return LINK_PROTOCOLS.includes(absolute.protocol)
+  const base = parseURL(origin)
+  const resolved = base && parseURL(v, base)
+  return !!resolved && resolved.origin === base.origin
+}
+
+function parseURL(v: string, base?: URL): URL | null {
+  try {
+    return new URL(v, base)
+  } catch {
+    return null
+  }
+}
 
 let purifier: ReturnType<typeof DOMPurify> | null = null
 
@@ -61,6 +93,10 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
     if (tags && !tags.includes(node.nodeName)) data.keepAttr = false
     // Table cells keep GFM's column alignment, nothing else.
     if (data.attrName === 'align' && !/^(?:left|center|right)$/i.test(data.attrValue)) data.keepAttr = false
+    // A link keeps its target only where safeLink allows it (an image's
+    // data: source is judged below, when it stays an image).
+    if (data.attrName === 'href' && !safeLink(data.attrValue)) data.keepAttr = false
+    if (data.attrName === 'src' && !/^data:/i.test(data.attrValue.trim()) && !safeLink(data.attrValue)) data.keepAttr = false
   })
   p.addHook('afterSanitizeAttributes', (node) => {
     if (node.nodeName === 'A') {
@@ -79,7 +115,7 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
       if (!/^data:image\/(?:png|gif|jpeg|webp);base64,/i.test(src)) {
         const a = node.ownerDocument.createElement('a')
         a.textContent = node.getAttribute('alt') || src
-        if (SAFE_URL.test(src)) {
+        if (src && safeLink(src)) {
           a.setAttribute('href', src)
           a.setAttribute('target', '_blank')
           a.setAttribute('rel', 'noopener noreferrer nofollow')
@@ -99,7 +135,7 @@ export function sanitizeHtml(html: string): string {
     ALLOWED_ATTR,
     FORBID_TAGS,
     FORBID_ATTR,
-    ALLOWED_URI_REGEXP: SAFE_URL,
+    ALLOWED_URI_REGEXP: SCHEME_FILTER,
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
     KEEP_CONTENT: true,
