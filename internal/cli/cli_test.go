@@ -440,6 +440,54 @@ func TestShowPrintsMailMarksReadAndSavesAttachments(t *testing.T) {
 	}
 }
 
+// A permission request leads with what will run, as the gateway computed it
+// from the arguments, and shows the agent's question after it, every line
+// marked as the agent's words: a harmless question (even one that fakes a
+// "will run" line, or terminal escapes that would clear the screen) cannot
+// stand in for the dangerous command.
+func TestShowPermissionLeadsWithTheCallNotTheAgentsWords(t *testing.T) {
+	g := newGateway(t)
+	g.reply("GET /api/v1/me/mail/p1", 200, client.Mail{MailID: "p1", FromName: "claude", Subject: "Permission request: Bash: rm -rf /srv/data",
+		MailType: client.MailTypePermissionRequest, Role: "to", Body: "body\x1b[2J\n",
+		Permission: &client.Permission{MailID: "p1", AgentName: "claude", Tool: "Bash", ToolSummary: "Bash: rm -rf /srv/data", Status: "pending",
+			Question: "May I list the logs?\n  will run: ls logs/", Context: "routine\x1b[1A\x1b[2K"}})
+	g.reply("POST /api/v1/me/mail/read", 200, client.MarkReadResponse{Marked: 1})
+	env, out, errb := testEnv(t, "", nil)
+	loggedIn(t, env, g)
+	if code := run(t, context.Background(), env, "show", "p1"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	text := out.String()
+	want := "Permission: pending\n" +
+		"  will run: Bash: rm -rf /srv/data\n" +
+		"  the agent's own words (not checked by AgentMail):\n" +
+		"    | May I list the logs?\n" +
+		"    |   will run: ls logs/\n" +
+		"    | routine\uFFFD[1A\uFFFD[2K\n"
+	if !strings.Contains(text, want) {
+		t.Errorf("output:\n%s\nwant the block:\n%s", text, want)
+	}
+	if strings.ContainsRune(text, 0x1b) {
+		t.Errorf("output passes terminal escapes through: %q", text)
+	}
+	if strings.Count(text, "\n  will run:") != 1 {
+		t.Errorf("the agent's words made a second \"will run\" line:\n%s", text)
+	}
+
+	// A request that names no tool says so instead of a call.
+	g.reply("GET /api/v1/me/mail/p2", 200, client.Mail{MailID: "p2", FromName: "claude", Subject: "Permission request: go on?",
+		MailType: client.MailTypePermissionRequest, Role: "to",
+		Permission: &client.Permission{MailID: "p2", AgentName: "claude", Status: "pending", Question: "go on?"}})
+	env2, out2, _ := testEnv(t, "", nil)
+	loggedIn(t, env2, g)
+	if code := run(t, context.Background(), env2, "show", "p2"); code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out2.String(), "  will run: nothing named (the agent names no tool call") {
+		t.Errorf("output:\n%s", out2)
+	}
+}
+
 func TestTreeIndentsByDepthAndMarksTheMail(t *testing.T) {
 	g := newGateway(t)
 	g.reply("GET /api/v1/me/mail/m2/tree", 200, client.Tree{RootID: "m1", FocusID: "m2", Total: 3, Nodes: []client.TreeNode{
@@ -463,7 +511,8 @@ func TestTreeIndentsByDepthAndMarksTheMail(t *testing.T) {
 
 func TestApproveAlwaysAndDenyAfterDecisionIsConflict(t *testing.T) {
 	g := newGateway(t)
-	g.reply("POST /api/v1/me/permission/p1/decide", 200, client.Permission{MailID: "p1", AgentName: "claude", Tool: "Bash", Question: "rm -rf build?", Status: "approved", Approved: true, Always: true, DecisionMailID: "d1"})
+	g.reply("POST /api/v1/me/permission/p1/decide", 200, client.Permission{MailID: "p1", AgentName: "claude", Tool: "Bash", ToolSummary: "Bash: rm -rf build/",
+		Question: "tidy the build?", Status: "approved", Approved: true, Always: true, DecisionMailID: "d1"})
 	env, out, errb := testEnv(t, "", nil)
 	loggedIn(t, env, g)
 	if code := run(t, context.Background(), env, "approve", "p1", "--always", "--note", "ok once"); code != ExitOK {
@@ -474,8 +523,8 @@ func TestApproveAlwaysAndDenyAfterDecisionIsConflict(t *testing.T) {
 	if req.Decision != "always" || req.Note != "ok once" {
 		t.Errorf("decide request %+v", req)
 	}
-	if !strings.Contains(out.String(), "Always allowed p1 (Bash: rm -rf build?)") {
-		t.Errorf("output %q", out)
+	if !strings.HasPrefix(out.String(), "Always allowed p1: Bash: rm -rf build/\n  the agent's own words: \"tidy the build?\"\n") {
+		t.Errorf("output %q; want the call first, the agent's words after", out)
 	}
 
 	g.reply("POST /api/v1/me/permission/p1/decide", 409, client.ErrorBody{Error: "already approved by ann", Code: "already_decided"})
@@ -600,7 +649,7 @@ func TestWatchPrintsMailAndPermissionRequestsAndResumes(t *testing.T) {
 			fl.Flush()
 			return // drop: the client must reconnect with Last-Event-ID 11
 		}
-		_, _ = io.WriteString(w, "id: 12\nevent: permission_request\ndata: {\"mail_id\":\"p1\",\"agent_name\":\"claude\",\"question\":\"rm -rf build?\",\"tool\":\"Bash\"}\n\n")
+		_, _ = io.WriteString(w, "id: 12\nevent: permission_request\ndata: {\"mail_id\":\"p1\",\"agent_name\":\"claude\",\"question\":\"tidy the build?\",\"tool\":\"Bash\",\"tool_summary\":\"Bash: rm -rf build/\"}\n\n")
 		_, _ = io.WriteString(w, "id: 13\nevent: new_mail\ndata: {\"mail_id\":\"p1\",\"mail_type\":\"permission_request\",\"from_name\":\"claude\",\"subject\":\"rm -rf build?\"}\n\n")
 		_, _ = io.WriteString(w, "id: 14\nevent: session_updated\ndata: {\"session_id\":\"s1\"}\n\n")
 		fl.Flush()
@@ -624,7 +673,7 @@ func TestWatchPrintsMailAndPermissionRequestsAndResumes(t *testing.T) {
 		t.Fatal("watch did not stop after cancel")
 	}
 	text := out.String()
-	if !strings.Contains(text, "new mail m1 from claude: build fixed  [fix]") || !strings.Contains(text, "Bash: rm -rf build?") {
+	if !strings.Contains(text, "new mail m1 from claude: build fixed  [fix]") || !strings.Contains(text, `p1 from claude: will run Bash: rm -rf build/ (the agent's own words: "tidy the build?")`) {
 		t.Errorf("output %q", text)
 	}
 	if strings.Count(text, "p1 from") != 1 || strings.Contains(text, "session s1") {

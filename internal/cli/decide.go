@@ -76,11 +76,14 @@ func (env *Env) decide(cmd *cobra.Command, id string, req client.DecideRequest, 
 			verdict = "Always allowed"
 		}
 	}
-	what := p.Question
-	if p.Tool != "" {
-		what = p.Tool + ": " + what
+	what := permissionCall(p)
+	if what == "" {
+		what = "no tool call named"
 	}
-	fmt.Fprintf(env.Stdout, "%s %s (%s)\n", verdict, id, oneLine(what, 100))
+	fmt.Fprintf(env.Stdout, "%s %s: %s\n", verdict, id, what)
+	if q := oneLine(printable(p.Question), 100); q != "" {
+		fmt.Fprintf(env.Stdout, "  the agent's own words: %q\n", q)
+	}
 	if p.AgentName != "" {
 		fmt.Fprintf(env.Stdout, "Agent %s is told", p.AgentName)
 		if p.DecisionMailID != "" {
@@ -107,7 +110,11 @@ func (env *Env) completePending(cmd *cobra.Command, args []string, toComplete st
 	var out []string
 	for _, p := range list.Permissions {
 		if strings.HasPrefix(p.MailID, toComplete) {
-			out = append(out, p.MailID+"\t"+p.AgentName+": "+oneLine(p.Question, 40))
+			what := permissionCall(&p)
+			if what == "" {
+				what = "(no tool call) " + oneLine(printable(p.Question), 40)
+			}
+			out = append(out, p.MailID+"\t"+p.AgentName+": "+oneLine(what, 60))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

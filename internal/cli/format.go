@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/agentmail/agentmail/client"
 )
@@ -117,12 +118,15 @@ func printMail(w io.Writer, m *client.Mail) {
 	}
 	if p := m.Permission; p != nil {
 		fmt.Fprintf(w, "Permission: %s\n", p.Status)
-		if p.Tool != "" {
-			fmt.Fprintf(w, "  tool:     %s\n", p.Tool)
+		if call := permissionCall(p); call != "" {
+			fmt.Fprintf(w, "  will run: %s\n", call)
+		} else {
+			fmt.Fprintln(w, "  will run: nothing named (the agent names no tool call; only its own words below say what it wants)")
 		}
-		fmt.Fprintf(w, "  question: %s\n", p.Question)
-		if p.Context != "" {
-			fmt.Fprintf(w, "  context:  %s\n", oneLine(p.Context, 200))
+		fmt.Fprintln(w, "  the agent's own words (not checked by AgentMail):")
+		printAgentWords(w, p.Question)
+		if strings.TrimSpace(p.Context) != "" {
+			printAgentWords(w, p.Context)
 		}
 		if p.Status == "pending" {
 			fmt.Fprintf(w, "  decide:   agentmail approve %s [--always] | agentmail deny %s\n", m.MailID, m.MailID)
@@ -135,5 +139,39 @@ func printMail(w io.Writer, m *client.Mail) {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, strings.TrimRight(m.Body, "\n"))
+	fmt.Fprintln(w, printable(strings.TrimRight(m.Body, "\n")))
+}
+
+// permissionCall answers what a permission request will run as the gateway
+// computed it from the tool's arguments (tool_summary, e.g. "Bash: rm -rf
+// build/"), else the tool's name (requests stored before tool_summary), else
+// "". It never uses the agent's question: an agent can describe a
+// dangerous call in harmless words.
+func permissionCall(p *client.Permission) string {
+	call := p.ToolSummary
+	if call == "" {
+		call = p.Tool
+	}
+	return oneLine(printable(call), 200)
+}
+
+// printAgentWords writes text the agent wrote itself, every line behind
+// "    | ", so that none of it can pass for a line of the CLI's own.
+func printAgentWords(w io.Writer, text string) {
+	for _, line := range strings.Split(strings.TrimRight(printable(text), "\n"), "\n") {
+		fmt.Fprintf(w, "    | %s\n", strings.TrimRight(line, " \t\r"))
+	}
+}
+
+// printable replaces control characters other than newline and tab (the
+// terminal escapes that could move the cursor, clear lines or recolour
+// text) with U+FFFD, so that text from a mail cannot overwrite what the CLI
+// printed above it.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return '\uFFFD'
+	}, strings.ReplaceAll(s, "\r\n", "\n"))
 }

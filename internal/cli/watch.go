@@ -24,6 +24,7 @@ type watchData struct {
 	Subject      string `json:"subject"`
 	Question     string `json:"question"`
 	Tool         string `json:"tool"`
+	ToolSummary  string `json:"tool_summary"`
 	SessionAlias string `json:"session_alias"`
 	Alias        string `json:"alias"`
 	SessionID    string `json:"session_id"`
@@ -142,14 +143,22 @@ func watchText(ev client.Event, all bool, seenPermission map[string]bool) string
 			return ""
 		}
 		seenPermission[d.MailID] = true
-		q := d.Question
-		if q == "" {
-			q = d.Subject
+		// Lead with what will run (the gateway's summary of the call), then
+		// the agent's own words; a new_mail event carries neither, and its
+		// subject, written by the gateway, names the call.
+		what := permissionCall(&client.Permission{ToolSummary: d.ToolSummary, Tool: d.Tool})
+		switch {
+		case what != "":
+			what = "will run " + what
+		case d.Question == "":
+			what = oneLine(printable(d.Subject), 100)
+		default:
+			what = "no tool call named"
 		}
-		if d.Tool != "" {
-			q = d.Tool + ": " + q
+		if q := oneLine(printable(d.Question), 60); q != "" {
+			what += fmt.Sprintf(" (the agent's own words: %q)", q)
 		}
-		return fmt.Sprintf("permission request %s from %s: %s  (agentmail approve %s | agentmail deny %s)", d.MailID, from, oneLine(q, 100), d.MailID, d.MailID)
+		return fmt.Sprintf("permission request %s from %s: %s  (agentmail approve %s | agentmail deny %s)", d.MailID, from, what, d.MailID, d.MailID)
 	}
 	switch ev.Type {
 	case client.EventNewMail:

@@ -237,7 +237,7 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 			return err
 		}
 		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, From: from, ParentMailID: parent,
-			Subject: "Permission request: " + truncateRunes(firstLineOf(req.Question), 200), Body: body,
+			Subject: permissionSubject(req), Body: body,
 			MailType: client.MailTypePermissionRequest, Relay: client.RelayPermission, RelayKey: req.RelayKey,
 			Recipients: people})
 		if err != nil {
@@ -283,8 +283,6 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 	return &out, nil
 }
 
-// permissionMailBody is the Markdown body of a request mail: the question,
-// the context, the exact tool call (B-8.4) and how to answer.
 // requestScope answers the scope a permission request shows: the agent's
 // workspace in the session when the agent sends none, else the agent's
 // scope, which must be the workspace or lie inside it (400 field scope). An
@@ -306,17 +304,34 @@ func requestScope(asked, workspace string) (string, error) {
 		"leave scope out: a request is about the session's workspace")
 }
 
+// permissionSubject is a request mail's subject: "Permission request: "
+// and what will run (ToolSummary of the tool and its arguments, as the
+// gateway computes it), so that lists lead with the call and not with the
+// agent's own words; the question's first line only when the request names
+// neither tool nor input.
+func permissionSubject(req client.PermissionRequest) string {
+	what := ToolSummary(req.Tool, req.ToolInput)
+	if what == "" {
+		what = truncateRunes(firstLineOf(req.Question), 200)
+	}
+	return "Permission request: " + what
+}
+
+// permissionMailBody is the Markdown body of a request mail (B-8.4). It
+// leads with what the gateway knows will run: the tool summary, the tool,
+// the exact arguments, the scope and the arguments' hash. The agent's own
+// question and context follow, quoted and marked as the agent's words,
+// since an agent can write a harmless question for a dangerous call. Then
+// the expiry and how to answer.
 func permissionMailBody(req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
 	var b strings.Builder
-	b.WriteString(req.Question)
-	b.WriteString("\n")
-	if strings.TrimSpace(req.Context) != "" {
-		b.WriteString("\n")
-		b.WriteString(strings.TrimSpace(req.Context))
-		b.WriteString("\n")
+	if what := ToolSummary(req.Tool, req.ToolInput); what != "" {
+		fmt.Fprintf(&b, "**Will run:**\n\n%s", fenced("text", what))
+	} else {
+		b.WriteString("**The agent names no tool call**: nothing below says what would run; only its own words do.\n")
 	}
 	if req.Tool != "" {
-		fmt.Fprintf(&b, "\nTool: `%s`\n", req.Tool)
+		fmt.Fprintf(&b, "\nTool: %s\n", inlineCode(req.Tool))
 	}
 	if req.ToolInput != nil {
 		if canon, err := CanonicalJSON(req.ToolInput); err == nil {
@@ -325,20 +340,66 @@ func permissionMailBody(req client.PermissionRequest, options []string, scope, a
 			if len(shown) > maxShown {
 				shown = shown[:maxShown] + " …"
 			}
-			fmt.Fprintf(&b, "\nArguments:\n\n```json\n%s\n```\n", shown)
+			fmt.Fprintf(&b, "\nArguments:\n\n%s", fenced("json", shown))
 		}
 	}
 	if scope != "" {
-		fmt.Fprintf(&b, "\nScope: `%s`\n", scope)
+		fmt.Fprintf(&b, "\nScope: %s\n", inlineCode(scope))
 	}
 	if argsHash != "" {
 		fmt.Fprintf(&b, "Arguments hash: `%s`\n", argsHash)
+	}
+	b.WriteString("\nThe agent's own words (not checked by AgentMail):\n\n")
+	b.WriteString(quoted(req.Question))
+	if strings.TrimSpace(req.Context) != "" {
+		b.WriteString(">\n")
+		b.WriteString(quoted(strings.TrimSpace(req.Context)))
 	}
 	if expires != nil {
 		fmt.Fprintf(&b, "\nUnanswered by %s, it is denied.\n", expires.Format(time.RFC3339))
 	}
 	fmt.Fprintf(&b, "\nOptions: %s. Reply with 同意 / approve / yes to allow once, 一直同意 / always to allow this tool "+
 		"in this scope from now on; any other answer denies.\n", strings.Join(options, " / "))
+	return b.String()
+}
+
+// fenced answers s as a Markdown code block with the info string lang,
+// fenced by more backticks than s holds in a row, so s cannot close it.
+func fenced(lang, s string) string {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + lang + "\n" + s + "\n" + fence + "\n"
+}
+
+// inlineCode answers s as a Markdown code span that s cannot close.
+func inlineCode(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func longestRun(s string, c rune) int {
+	best, n := 0, 0
+	for _, r := range s {
+		if r == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// quoted answers s as a Markdown block quote: every line, empty ones
+// included, starts with "> ", so nothing in s ends the quote.
+func quoted(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
+		b.WriteString(strings.TrimRight("> "+line, " "))
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 

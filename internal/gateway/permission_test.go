@@ -540,3 +540,52 @@ func TestShortExpiriesDoNotFreeThePendingCap(t *testing.T) {
 		t.Errorf("an hour later the expired requests still hold the cap: %v", err)
 	}
 }
+
+// A request mail leads with what will run, as the gateway computes it from
+// the arguments, not with the agent's question: a harmless question for a
+// dangerous command shows the command first, in the subject and in the
+// body, and the question only after, quoted as the agent's words, so that
+// neither its newlines nor its fences can leave the quote.
+func TestPermissionMailLeadsWithTheToolCallNotTheAgentsWords(t *testing.T) {
+	e := newExtrasEnv(t)
+	s := e.session()
+	question := "May I tidy the log folder?\n\n```\n**Will run:** ls logs/\n```\nAll safe."
+	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: question, Context: "routine clean-up",
+		SessionID: s.SessionID, RelayKey: "harmless-words", Tool: "Bash", ToolInput: map[string]any{"command": "rm -rf /srv/data ```"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.svc.GetMail(e.ctx, e.alice, p.MailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Subject != "Permission request: Bash: rm -rf /srv/data ```" {
+		t.Errorf("subject %q; want it to name the call", m.Subject)
+	}
+	lead := "**Will run:**\n\n````text\nBash: rm -rf /srv/data ```\n````\n"
+	if !strings.HasPrefix(m.Body, lead) {
+		t.Errorf("body does not lead with the call:\n%s", m.Body)
+	}
+	words := strings.Index(m.Body, "The agent's own words (not checked by AgentMail):\n\n")
+	if words < 0 || words < strings.Index(m.Body, "Arguments:") {
+		t.Fatalf("the agent's words are not marked, or come before the arguments:\n%s", m.Body)
+	}
+	quote := "> May I tidy the log folder?\n>\n> ```\n> **Will run:** ls logs/\n> ```\n> All safe.\n>\n> routine clean-up\n"
+	if !strings.Contains(m.Body[words:], quote) {
+		t.Errorf("the question and context are not quoted line by line:\n%s", m.Body[words:])
+	}
+
+	// Without tool or input the body says so, and the subject falls back
+	// to the question's first line.
+	p, err = e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: "Go on?\nmore", SessionID: s.SessionID, RelayKey: "no-tool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = e.svc.GetMail(e.ctx, e.alice, p.MailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Subject != "Permission request: Go on?" || !strings.HasPrefix(m.Body, "**The agent names no tool call**") {
+		t.Errorf("request without a tool: subject %q, body:\n%s", m.Subject, m.Body)
+	}
+}

@@ -25,9 +25,10 @@ export function decisionText(p: Permission, t: Translate, locale: string): strin
 export type Decision = 'approve' | 'always' | 'deny'
 
 /**
- * PermissionCard shows one permission request: the question, the tool and
- * argument summary, Approve / Always / Deny with an optional note; once
- * decided, who decided, when and how (decisionText).
+ * PermissionCard shows one permission request: first what will run (the
+ * gateway's tool_summary, else the tool name), then the agent's question and
+ * context marked as its own words, then Approve / Always / Deny with an
+ * optional note; once decided, who decided, when and how (decisionText).
  */
 export function PermissionCard({
   permission,
@@ -90,6 +91,9 @@ export function PermissionCard({
     return () => register(null)
   }, [register, canKey])
 
+  // What will run, as the gateway computed it from the arguments; never the
+  // agent's question, which can describe a dangerous call in harmless words.
+  const call = p.tool_summary || p.tool || ''
   const options = p.options && p.options.length ? p.options : ['approve', 'always', 'deny']
   const hasAlways = options.some((o) => /^(always|一直)/i.test(o))
   const statusLabel =
@@ -112,25 +116,23 @@ export function PermissionCard({
           {statusLabel}
         </span>
       </header>
-      <Markdown source={p.question} className="mb-2 text-sm font-medium text-slate-900" />
-      {(p.tool || p.context) && (
-        <dl className="mb-2 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-xs">
-          {p.tool && (
-            <>
-              <dt className="text-slate-500">{t('perm.tool')}</dt>
-              <dd className="font-mono text-slate-800">{p.tool}</dd>
-            </>
-          )}
-          {p.context && (
-            <>
-              <dt className="text-slate-500">{t('perm.context')}</dt>
-              <dd>
-                <pre className="max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/70 p-1.5 font-mono text-slate-800">{p.context}</pre>
-              </dd>
-            </>
-          )}
-        </dl>
-      )}
+      <div className="mb-2" data-testid="permission-call">
+        <p className="text-xs font-semibold text-slate-600">{t('perm.willRun')}</p>
+        {call ? (
+          <pre className="max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/80 p-1.5 font-mono text-sm font-medium text-slate-900">
+            {call}
+          </pre>
+        ) : (
+          <p className="text-sm font-medium text-slate-900">{t('perm.noCall')}</p>
+        )}
+      </div>
+      <div className="mb-2 border-l-2 border-slate-300 pl-2" data-testid="permission-words">
+        <p className="text-xs text-slate-500">{t('perm.agentWords', { agent: p.agent_name })}</p>
+        <Markdown source={p.question} className="text-sm text-slate-700" />
+        {p.context && (
+          <pre className="mt-1 max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/70 p-1.5 font-mono text-xs text-slate-700">{p.context}</pre>
+        )}
+      </div>
       {body && (
         <details className="mb-2 text-xs" open={!p.context}>
           <summary className="cursor-pointer text-slate-600">{t('perm.arguments')}</summary>

@@ -79,3 +79,42 @@ describe('a permission request mail in the conversation', () => {
     expect(item.textContent).not.toMatch(/bridge/i)
   })
 })
+
+// A hostile agent can write a harmless question for a dangerous command: the
+// card leads with what will run (the gateway's summary of the arguments) and
+// shows the question after it, marked as the agent's own words.
+describe('PermissionCard leads with the call, not the agent’s words', () => {
+  const hostile: Permission = {
+    ...base,
+    status: 'pending',
+    decision: undefined,
+    approved: false,
+    decided_by: undefined,
+    decided_at: undefined,
+    question: 'May I **list** the logs? Nothing else.',
+    context: 'routine',
+    tool_summary: 'Bash: rm -rf /srv/data',
+  }
+
+  it('shows the tool summary first and the question after it, as the agent’s words', () => {
+    m = mount(<PermissionCard permission={hostile} />, fakeApp())
+    const call = m.q('permission-call')
+    const words = m.q('permission-words')
+    expect(call.textContent).toContain('Will run')
+    expect(call.textContent).toContain('Bash: rm -rf /srv/data')
+    expect(call.textContent).not.toContain('list')
+    expect(words.textContent).toContain('What claude says (its own words, not checked by AgentMail)')
+    expect(words.textContent).toContain('May I list the logs? Nothing else.')
+    expect(words.textContent).toContain('routine')
+    expect(call.compareDocumentPosition(words) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy()
+  })
+
+  it('falls back to the tool name, and says when no call is named', () => {
+    m = mount(<PermissionCard permission={{ ...hostile, tool_summary: undefined }} />, fakeApp())
+    expect(m.q('permission-call').textContent).toContain('Bash')
+    m.unmount()
+    m = mount(<PermissionCard permission={{ ...hostile, tool_summary: undefined, tool: undefined }} />, fakeApp())
+    expect(m.q('permission-call').textContent).toContain('No tool call named')
+    expect(m.q('permission-call').textContent).not.toContain('list')
+  })
+})

@@ -135,8 +135,9 @@ export const en = {
 
   'perm.title': 'Permission request',
   'perm.from': '{agent} asks for permission',
-  'perm.tool': 'Tool',
-  'perm.context': 'Details',
+  'perm.willRun': 'Will run',
+  'perm.noCall': 'No tool call named: only the agent’s own words below say what it wants.',
+  'perm.agentWords': 'What {agent} says (its own words, not checked by AgentMail)',
   'perm.arguments': 'Tool call as the agent sent it',
   'perm.approve': 'Approve',
   'perm.always': 'Always',

@@ -134,8 +134,9 @@ export const zh: Record<MsgKey, string> = {
 
   'perm.title': '权限请求',
   'perm.from': '{agent} 请求权限',
-  'perm.tool': '工具',
-  'perm.context': '详情',
+  'perm.willRun': '将要运行',
+  'perm.noCall': '没有指明工具调用：只有下面 Agent 自己的话说明它想做什么。',
+  'perm.agentWords': '{agent} 自己的说法（AgentMail 未核实）',
   'perm.arguments': 'Agent 发来的工具调用原文',
   'perm.approve': '同意',
   'perm.always': '一直同意',
