@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store/storetest"
@@ -18,6 +19,7 @@ func TestTrustHoles(t *testing.T) {
 	}
 	bin := xgBinary(t, t.TempDir())
 	t.Run("AgentSummaryPingPongUsesTheBudget", func(t *testing.T) { testSummaryPingPong(t, bin) })
+	t.Run("RunReportsNameOnlyReceivedMailsOfTheirSession", func(t *testing.T) { testRunMailID(t, bin) })
 }
 
 // testSummaryPingPong: two agents answering each other's mails with
@@ -87,5 +89,59 @@ func testSummaryPingPong(t *testing.T, bin string) {
 	wantStatus(t, err, http.StatusConflict, "relay_already_answered")
 	if s, err := e.alice.MeSession(ctx, start.SessionID); err != nil || s.UsedRounds != budget {
 		t.Errorf("after the free relays the session used %+v rounds (%v), want %d", s, err, budget)
+	}
+}
+
+// testRunMailID: PUT /runs/{id} takes a mail_id only when it names a mail
+// of the run's session that the agent received; another session's mail,
+// a mail the agent only sent, a mail of the session addressed to someone
+// else and an unknown id all answer the same 404, and store no run.
+func testRunMailID(t *testing.T, bin string) {
+	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+	ctx := e.ctx
+	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/runs.new", Cc: "bob", Subject: "build it", Body: "please"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.carol.MeSend(ctx, client.SendMailRequest{To: "bot@/work/elsewhere.new", Subject: "carol's work", Body: "private"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := e.bot.SendMail(ctx, client.SendMailRequest{To: "alice", ReplyTo: start.MailID, Body: "on it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aside, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bob", ReplyTo: start.MailID, Body: "between us"})
+	if err != nil || aside.SessionID != start.SessionID {
+		t.Fatalf("alice's aside to bob: %+v, %v", aside, err)
+	}
+	put := func(runID, mailID string) (*client.Run, error) {
+		return e.bot.PutRun(ctx, client.Run{RunID: runID, SessionID: start.SessionID, MailID: mailID, State: client.RunRunning,
+			StartedAt: time.Now().UTC()})
+	}
+	if r, err := put("run-ok", start.MailID); err != nil || r.MailID != start.MailID {
+		t.Fatalf("run for the received mail: %+v, %v", r, err)
+	}
+	unknown := client.AsAPIError(func() error { _, err := put("run-unknown", "no-such-mail"); return err }())
+	if unknown == nil || unknown.Status != http.StatusNotFound || unknown.Body.Code != "mail_not_found" || unknown.Body.Field != "mail_id" {
+		t.Fatalf("unknown mail_id answered %+v", unknown)
+	}
+	for name, id := range map[string]string{"another session's mail": other.MailID, "a mail bot sent": own.MailID,
+		"a mail to someone else": aside.MailID} {
+		_, err := put("run-"+id, id)
+		got := client.AsAPIError(err)
+		if got == nil || got.Status != unknown.Status || got.Body != unknown.Body {
+			t.Errorf("%s answered %v; an unknown mail answers %d %+v", name, err, unknown.Status, unknown.Body)
+		}
+	}
+	runs, err := e.alice.MeSessionRuns(ctx, start.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Runs) != 1 || runs.Runs[0].RunID != "run-ok" {
+		t.Errorf("the session's runs: %+v; want run-ok only", runs.Runs)
+	}
+	if runs, err := e.carol.MeSessionRuns(ctx, other.SessionID); err != nil || len(runs.Runs) != 0 {
+		t.Errorf("carol's session has runs %+v (%v); want none", runs, err)
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,7 +23,11 @@ func runView(r store.RunRow) client.Run {
 // PutRun stores the bridge's report of a run (PUT /runs/{id}, an upsert,
 // seed 004: one state vocabulary running | idle | finished | failed). The
 // agent must take part in the run's session; the run's agent is always the
-// key's agent. People of the session get a run_updated event.
+// key's agent. A mail_id, when given, must name a mail of that session the
+// agent received (to or cc): an unknown mail, another session's, or one the
+// agent only sent answers 404 mail_not_found (field mail_id), the same for
+// all, so that a run card never points at a mail of another conversation.
+// People of the session get a run_updated event.
 func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req client.Run) (*client.Run, error) {
 	id = strings.TrimSpace(id)
 	if id == "" || len(id) > 200 {
@@ -43,6 +48,16 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 	err := s.Write(ctx, func(tx *Tx) error {
 		if _, err := sessionFor(ctx, tx.Q, req.SessionID, p.Name); err != nil {
 			return err
+		}
+		if req.MailID != "" {
+			v, err := viewMail(ctx, tx.Q, req.MailID, p.Name)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && (v.Role == "" || v.SessionID != req.SessionID)) {
+				return &Error{Kind: KindNotFound, Code: "mail_not_found", Field: "mail_id",
+					Message: "mail_id names no mail you received in this session", Suggestion: "use the mail_id of the mail the run answers"}
+			}
+			if err != nil {
+				return err
+			}
 		}
 		if old, err := tx.GetRun(ctx, id); err == nil && old.AgentName != p.Name {
 			return NotFound("run_not_found", "no such run", "choose a new run id")
