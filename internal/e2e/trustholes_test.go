@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ func TestTrustHoles(t *testing.T) {
 	bin := xgBinary(t, t.TempDir())
 	t.Run("AgentSummaryPingPongUsesTheBudget", func(t *testing.T) { testSummaryPingPong(t, bin) })
 	t.Run("RunReportsNameOnlyReceivedMailsOfTheirSession", func(t *testing.T) { testRunMailID(t, bin) })
+	t.Run("ReminderToAPersonsAliasFollowsMembership", func(t *testing.T) { testReminderPersonAlias(t, bin) })
 }
 
 // testSummaryPingPong: two agents answering each other's mails with
@@ -143,5 +145,83 @@ func testRunMailID(t *testing.T, bin string) {
 	}
 	if runs, err := e.carol.MeSessionRuns(ctx, other.SessionID); err != nil || len(runs.Runs) != 0 {
 		t.Errorf("carol's session has runs %+v (%v); want none", runs, err)
+	}
+}
+
+// testReminderPersonAlias: a reminder to a person's alias address
+// (carol@.alias) keeps the alias and goes into that session when the owner
+// takes part in it; the alias of a session the owner does not take part in
+// answers exactly what an unknown alias answers, and nothing is stored.
+func testReminderPersonAlias(t *testing.T, bin string) {
+	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+	ctx := e.ctx
+	mine, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/remind.new", Cc: "carol", Subject: "release", Body: "plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine2, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/other.new", Subject: "other work", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobs, err := e.bob.MeSend(ctx, client.SendMailRequest{To: "bot@/work/bob.new", Cc: "carol", Subject: "bob's plan", Body: "private"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon := func() string { return time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339) }
+	remind := func(recipients string) (*client.Schedule, error) {
+		return e.alice.MeCreateSchedule(ctx, client.CreateScheduleRequest{Title: "check in", EventTime: soon(), Recipients: recipients})
+	}
+
+	// bob's session, which alice takes no part in: as an unknown alias.
+	_, err = remind("carol@." + bobs.SessionAlias)
+	got := client.AsAPIError(err)
+	_, err = remind("carol@.no-such-alias")
+	want := client.AsAPIError(err)
+	if want == nil || want.Status != http.StatusNotFound || want.Body.Code != "alias_not_found" {
+		t.Fatalf("reminder to an unknown alias answered %v", err)
+	}
+	wb := want.Body
+	wb.Error = strings.ReplaceAll(wb.Error, "no-such-alias", bobs.SessionAlias)
+	if got == nil || got.Status != want.Status || got.Body != wb {
+		t.Fatalf("reminder to the alias of bob's session answered %+v; an unknown alias answers %d %+v", got, want.Status, wb)
+	}
+	// Two aliases of two different sessions: one reminder is one mail in one session.
+	_, err = remind("carol@." + mine.SessionAlias + ", bot@/work/other." + mine2.SessionAlias)
+	wantStatus(t, err, http.StatusNotFound, "alias_not_found")
+	if l, err := e.alice.MeListSchedules(ctx); err != nil || len(l.Schedules) != 0 {
+		t.Fatalf("refused reminders stored schedules: %+v, %v", l, err)
+	}
+
+	// alice's own session: the alias is kept and the reminder lands there.
+	sch, err := remind("carol@." + mine.SessionAlias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sch.Recipients) != 1 || sch.Recipients[0] != "carol@."+mine.SessionAlias {
+		t.Fatalf("stored recipients %v; want the alias address kept", sch.Recipients)
+	}
+	deadline := time.Now().Add(xgWait)
+	for {
+		no := false
+		inbox, err := e.carol.MeInbox(ctx, client.InboxQuery{Status: "all", Limit: 50, MarkRead: &no})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rem *client.Mail
+		for i, m := range inbox.Mails {
+			if m.MailType == client.MailTypeReminder {
+				rem = &inbox.Mails[i]
+			}
+		}
+		if rem != nil {
+			if rem.SessionID != mine.SessionID {
+				t.Fatalf("the reminder went to session %s; want alice's session %s (%s)", rem.SessionID, mine.SessionID, mine.SessionAlias)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reminder reached carol within %s\n%s", xgWait, e.g.log)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

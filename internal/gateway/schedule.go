@@ -75,7 +75,11 @@ func parseRemindBefore(v any) (int, error) {
 // Empty means the owner: a person by name, an agent at the path of its most
 // recently active session. Errors: 400 for a malformed address or an agent
 // without a path, 404 for an unknown name or alias, or the alias of a
-// session the owner takes no part in (as sending would).
+// session the owner takes no part in (as sending would). An alias is
+// checked and kept for a person's address (`carol@.alias`) as for an
+// agent's, and every alias of one reminder must name the same session (a
+// reminder is one mail, in one session: another is 404 alias_not_found, as
+// a mail's cc would be).
 func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *Principal, raw string) ([]string, error) {
 	list := SplitRecipients(raw)
 	if len(list) == 0 {
@@ -95,6 +99,7 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 		return nil, Invalid("recipients", fmt.Sprintf("at most %d recipients", MaxScheduleRecipients), "")
 	}
 	out := make([]string, 0, len(list))
+	var aliasSess store.SessionRow // the session the first alias names
 	for _, r := range list {
 		a, err := address.Parse(r)
 		if err != nil {
@@ -112,19 +117,28 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 			return nil, err
 		}
 		switch {
-		case kind == store.KindPerson:
-			out = append(out, a.Name) // people have no path
-			continue
-		case a.Path == "" && a.Session != address.SessionAlias:
-			return nil, Invalid("recipients", fmt.Sprintf("%q is an agent; its address needs a path", a.Name),
-				fmt.Sprintf("write %s@/path/to/workspace", a.Name))
 		case a.Session == address.SessionAlias:
-			// Only a session the owner takes part in (mail.go aliasSessionFor).
-			if _, err := aliasSessionFor(ctx, q, a, p.Name); errors.Is(err, store.ErrNotFound) {
+			// Only a session the owner takes part in (mail.go aliasSessionFor),
+			// for people's addresses as for agents'.
+			sess, err := aliasSessionFor(ctx, q, a, p.Name)
+			if errors.Is(err, store.ErrNotFound) {
 				return nil, aliasNotFoundIn(a, "recipients")
 			} else if err != nil {
 				return nil, err
 			}
+			if aliasSess.SessionID != "" && sess.SessionID != aliasSess.SessionID {
+				e := aliasNotFoundIn(a, "recipients").(*Error)
+				e.Message = fmt.Sprintf("recipient %s: the reminder goes to session %q, and %q is not an alias of it; nothing was stored", a.String(), aliasSess.Alias, a.Alias)
+				e.Suggestion = "a reminder is one mail in one session: create a separate reminder for the other session"
+				return nil, e
+			}
+			aliasSess = sess
+		case kind == store.KindPerson:
+			out = append(out, a.Name) // people have no path; a default or .new address opens the reminder's own session
+			continue
+		case a.Path == "":
+			return nil, Invalid("recipients", fmt.Sprintf("%q is an agent; its address needs a path", a.Name),
+				fmt.Sprintf("write %s@/path/to/workspace", a.Name))
 		}
 		out = append(out, a.String())
 	}
@@ -347,6 +361,36 @@ func (s *Service) sendReminders(ctx context.Context, rows []store.ScheduleRow) (
 	return sent, nil
 }
 
+// reminderSession answers the existing session a reminder from owner to
+// addrs goes into: the one its first alias address names (a person's, as
+// carol@.alias, or an agent's), else the default session of its first agent
+// address without a session part that has one; found is false when the
+// reminder opens a new session. An alias the owner may no longer use is
+// 404 alias_not_found.
+func reminderSession(ctx context.Context, q *store.Q, owner string, addrs []address.Address, recips []Party) (store.SessionRow, bool, error) {
+	for _, a := range addrs {
+		if a.Session != address.SessionAlias {
+			continue
+		}
+		sess, err := aliasSessionFor(ctx, q, a, owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return sess, false, aliasNotFoundIn(a, "recipients")
+		}
+		return sess, err == nil, err
+	}
+	for i, a := range addrs {
+		if recips[i].Kind != store.KindAgent || a.Session != address.SessionDefault {
+			continue
+		}
+		sess, err := q.DefaultSession(ctx, a.Name, a.Path, owner)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		return sess, err == nil, err
+	}
+	return store.SessionRow{}, false, nil
+}
+
 // sendReminderTx claims the schedule and stores its reminder mail.
 func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.ScheduleRow, ownerOnly bool) (string, error) {
 	ok, err := tx.ClaimSchedule(ctx, row.ScheduleID, "", tx.Now)
@@ -387,35 +431,12 @@ func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.Schedule
 		addrs = append(addrs, a)
 	}
 	subject := "Reminder: " + row.Title
-	// The session: an alias address names it; an agent's address without a
-	// session part continues its default session with the owner; otherwise
-	// the reminder opens a new one.
-	var sess store.SessionRow
-	found := false
-	for i, a := range addrs {
-		if recips[i].Kind != store.KindAgent {
-			continue
-		}
-		switch a.Session {
-		case address.SessionAlias:
-			sess, err = aliasSessionFor(ctx, tx.Q, a, row.Owner)
-			if errors.Is(err, store.ErrNotFound) {
-				return "", aliasNotFound(a)
-			}
-		case address.SessionDefault:
-			sess, err = tx.DefaultSession(ctx, a.Name, a.Path, row.Owner)
-			if errors.Is(err, store.ErrNotFound) {
-				err = nil
-				continue
-			}
-		default:
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		found = true
-		break
+	// The session: an alias address (a person's or an agent's) names it; an
+	// agent's address without a session part continues its default session
+	// with the owner; otherwise the reminder opens a new one.
+	sess, found, err := reminderSession(ctx, tx.Q, row.Owner, addrs, recips)
+	if err != nil {
+		return "", err
 	}
 	if !found {
 		spec := SessionSpec{Subject: subject, CreatedBy: SystemSender, CreatedByKind: store.KindSystem}
