@@ -22,6 +22,7 @@ func TestTrustHoles(t *testing.T) {
 	t.Run("AgentSummaryPingPongUsesTheBudget", func(t *testing.T) { testSummaryPingPong(t, bin) })
 	t.Run("RunReportsNameOnlyReceivedMailsOfTheirSession", func(t *testing.T) { testRunMailID(t, bin) })
 	t.Run("ReminderToAPersonsAliasFollowsMembership", func(t *testing.T) { testReminderPersonAlias(t, bin) })
+	t.Run("ForwardsToAnotherSessionsAliasInEveryForm", func(t *testing.T) { testForwardByAlias(t, bin) })
 }
 
 // testSummaryPingPong: two agents answering each other's mails with
@@ -223,5 +224,56 @@ func testReminderPersonAlias(t *testing.T, bin string) {
 			t.Fatalf("no reminder reached carol within %s\n%s", xgWait, e.g.log)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// testForwardByAlias: a forward, by a person or by an agent, to carol's
+// session's alias in any address form (agent or person address, to or cc)
+// answers exactly what an unknown alias answers and creates nothing.
+func testForwardByAlias(t *testing.T, bin string) {
+	e := mbSetup(t, bin)
+	ctx := e.ctx
+	own, err := e.bob.MeSend(ctx, client.SendMailRequest{To: "alpha@/work/bob.new", Subject: "bob's note", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobSessions, bobSent := e.sessionsOf(t, e.bob), 0
+	if l, err := e.bob.MeSent(ctx); err == nil {
+		bobSent = len(l.Mails)
+	} else {
+		t.Fatal(err)
+	}
+	forms := []struct{ name, to, cc string }{
+		{"agent address", "beta@" + e.ws + ".", ""},
+		{"person address", "carol@.", ""},
+		{"cc", "carol", "beta@" + e.ws + "."},
+		{"person cc", "alpha@/work/bob", "carol@."},
+	}
+	for _, f := range forms {
+		req := func(alias string) client.ForwardRequest {
+			r := client.ForwardRequest{To: f.to, Body: "see this"}
+			if f.cc == "" {
+				r.To += alias
+			} else {
+				r.Cc = f.cc + alias
+			}
+			return r
+		}
+		_, err := e.bob.MeForward(ctx, own.MailID, req(e.carolSess.SessionAlias))
+		_, unknown := e.bob.MeForward(ctx, own.MailID, req("no-such-alias"))
+		t.Run("person/"+f.name, func(t *testing.T) { e.sameAsUnknown(t, err, unknown) })
+		_, err = e.alpha.Forward(ctx, own.MailID, req(e.carolSess.SessionAlias))
+		_, unknown = e.alpha.Forward(ctx, own.MailID, req("no-such-alias"))
+		t.Run("agent/"+f.name, func(t *testing.T) { e.sameAsUnknown(t, err, unknown) })
+	}
+	e.untouched(t)
+	if n := e.sessionsOf(t, e.bob); n != bobSessions {
+		t.Errorf("bob's sessions: %d → %d", bobSessions, n)
+	}
+	if l, err := e.bob.MeSent(ctx); err != nil || len(l.Mails) != bobSent {
+		t.Errorf("bob's sent mails: %d → %+v (%v); the refused forwards stored mail", bobSent, l, err)
+	}
+	if _, err := e.alpha.GetSession(ctx, e.carolSess.SessionID); err == nil {
+		t.Errorf("alpha can read carol's session after forwarding to it")
 	}
 }
