@@ -28,6 +28,9 @@ var serveFlags struct {
 	// The caps of docs/API.md "Limits" (issue 12).
 	maxPendingPermissions, maxStreamsPerKey int
 	attachmentQuotaBytes                    int64
+	// agentOfflineAfter: an agent not seen this long is shown offline and
+	// its turn tokens are revoked (gateway.Config.OnlineWithin).
+	agentOfflineAfter time.Duration
 }
 
 // serveEnvErrs collects environment values of the serve flags that are
@@ -62,6 +65,9 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 				return usagef("%s %d: want a positive number", c.flag, c.v)
 			}
 		}
+		if serveFlags.agentOfflineAfter <= 0 {
+			return usagef("--agent-offline-after %s: want a positive duration such as 90s", serveFlags.agentOfflineAfter)
+		}
 		lvl := slog.LevelInfo
 		if err := lvl.UnmarshalText([]byte(serveFlags.logLevel)); err != nil {
 			return usagef("--log-level: %w", err) // exit 2
@@ -83,7 +89,8 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 			},
 			AttachmentDir: env.attachmentDir, SweepInterval: env.sweepInterval, AttachmentSweepInterval: env.attachmentSweepInterval,
 			Gateway: gateway.Config{MaxPendingPermissions: serveFlags.maxPendingPermissions,
-				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit},
+				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit,
+				OnlineWithin: serveFlags.agentOfflineAfter},
 			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
 				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes},
 			Log: log,
@@ -125,7 +132,26 @@ func init() {
 	f.IntVar(&serveFlags.maxStreamsPerKey, "max-streams-per-key",
 		int(serveEnvInt(httpapi.EnvMaxStreamsPerKey, httpapi.DefaultMaxStreamsPerKey, math.MaxInt32)),
 		"open event streams per key or cookie session; the next is a 429 ("+httpapi.EnvMaxStreamsPerKey+")")
+	f.DurationVar(&serveFlags.agentOfflineAfter, "agent-offline-after",
+		serveEnvDuration("AGENTMAIL_AGENT_OFFLINE_AFTER", gateway.DefaultOnlineWithin),
+		"an agent without a heartbeat this long is shown offline and its turn tokens are revoked (AGENTMAIL_AGENT_OFFLINE_AFTER)")
 	rootCmd.AddCommand(serveCmd)
+}
+
+// serveEnvDuration answers the environment variable as a positive Go
+// duration ("90s"), or def when it is unset or empty; anything else is
+// recorded in serveEnvErrs and answers def.
+func serveEnvDuration(name string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		serveEnvErrs = append(serveEnvErrs, fmt.Errorf("%s=%q: want a positive duration such as 90s", name, v))
+		return def
+	}
+	return d
 }
 
 // serveEnvInt answers the environment variable as a whole number from 1 to

@@ -23,6 +23,7 @@ func TestTrustHoles(t *testing.T) {
 	t.Run("RunReportsNameOnlyReceivedMailsOfTheirSession", func(t *testing.T) { testRunMailID(t, bin) })
 	t.Run("ReminderToAPersonsAliasFollowsMembership", func(t *testing.T) { testReminderPersonAlias(t, bin) })
 	t.Run("ForwardsToAnotherSessionsAliasInEveryForm", func(t *testing.T) { testForwardByAlias(t, bin) })
+	t.Run("TurnTokensDieWhenTheirAgentGoesOffline", func(t *testing.T) { testTurnTokenOffline(t, bin) })
 }
 
 // testSummaryPingPong: two agents answering each other's mails with
@@ -201,30 +202,22 @@ func testReminderPersonAlias(t *testing.T, bin string) {
 	if len(sch.Recipients) != 1 || sch.Recipients[0] != "carol@."+mine.SessionAlias {
 		t.Fatalf("stored recipients %v; want the alias address kept", sch.Recipients)
 	}
-	deadline := time.Now().Add(xgWait)
-	for {
+	poll(t, "the reminder reaches carol", func() bool {
 		no := false
 		inbox, err := e.carol.MeInbox(ctx, client.InboxQuery{Status: "all", Limit: 50, MarkRead: &no})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rem *client.Mail
-		for i, m := range inbox.Mails {
+		for _, m := range inbox.Mails {
 			if m.MailType == client.MailTypeReminder {
-				rem = &inbox.Mails[i]
+				if m.SessionID != mine.SessionID {
+					t.Fatalf("the reminder went to session %s; want alice's session %s (%s)", m.SessionID, mine.SessionID, mine.SessionAlias)
+				}
+				return true
 			}
 		}
-		if rem != nil {
-			if rem.SessionID != mine.SessionID {
-				t.Fatalf("the reminder went to session %s; want alice's session %s (%s)", rem.SessionID, mine.SessionID, mine.SessionAlias)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no reminder reached carol within %s\n%s", xgWait, e.g.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // testForwardByAlias: a forward, by a person or by an agent, to carol's
@@ -275,5 +268,110 @@ func testForwardByAlias(t *testing.T, bin string) {
 	}
 	if _, err := e.alpha.GetSession(ctx, e.carolSess.SessionID); err == nil {
 		t.Errorf("alpha can read carol's session after forwarding to it")
+	}
+}
+
+// poll waits, checking cond every 50 ms, until it holds or xgWait passed.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(xgWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, xgWait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// testTurnTokenOffline: a turn token stays valid while its agent's bridge
+// sends heartbeats, and is refused (401 turn_token_revoked) once the agent
+// is shown offline, as a bridge that died mid-turn would leave it; another
+// agent that stays online keeps its token, and the offline agent's key
+// still gets new tokens when its bridge is back.
+func testTurnTokenOffline(t *testing.T, bin string) {
+	const offlineAfter = 2 * time.Second
+	g := xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_AGENT_OFFLINE_AFTER="+offlineAfter.String())
+	e := xgSetup(t, g)
+	ctx := e.ctx
+	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/turns.new", Cc: "helper@/work/turns", Subject: "a turn", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat := func(c *client.Client) {
+		t.Helper()
+		if _, err := c.Heartbeat(ctx, client.HeartbeatRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// helper's bridge stays alive for the whole test.
+	stopHelper := make(chan struct{})
+	helperDone := make(chan struct{})
+	go func() {
+		defer close(helperDone)
+		for {
+			select {
+			case <-stopHelper:
+				return
+			case <-time.After(200 * time.Millisecond):
+				e.helper.Heartbeat(ctx, client.HeartbeatRequest{})
+			}
+		}
+	}()
+	defer func() { close(stopHelper); <-helperDone }()
+
+	beat(e.bot)
+	beat(e.helper)
+	token := func(c *client.Client) *client.Client {
+		t.Helper()
+		tt, err := c.CreateTurnToken(ctx, start.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithToken(tt.Token))
+	}
+	botTurn, helperTurn := token(e.bot), token(e.helper)
+	works := func(c *client.Client) error {
+		_, err := c.GetSession(ctx, start.SessionID)
+		return err
+	}
+	// While bot's bridge beats, its token outlives the offline threshold.
+	for until := time.Now().Add(offlineAfter + time.Second); time.Now().Before(until); time.Sleep(250 * time.Millisecond) {
+		beat(e.bot)
+		if err := works(botTurn); err != nil {
+			t.Fatalf("bot's turn token refused while its bridge beats: %v\n%s", err, g.log)
+		}
+	}
+	// bot's bridge dies: no more heartbeats, no revocation of its own.
+	poll(t, "bot is shown offline", func() bool {
+		l, err := e.admin.AdminListAgents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range l.Agents {
+			if a.Name == "bot" {
+				return a.Status == "offline"
+			}
+		}
+		t.Fatal("bot is not listed")
+		return false
+	})
+	poll(t, "bot's turn token refused after bot went offline", func() bool {
+		err := works(botTurn)
+		if err == nil {
+			return false
+		}
+		wantStatus(t, err, http.StatusUnauthorized, "turn_token_revoked")
+		return true
+	})
+	if err := works(helperTurn); err != nil {
+		t.Errorf("helper, online all along, lost its turn token: %v", err)
+	}
+	// The bridge comes back: its key works and gets a new token.
+	beat(e.bot)
+	if err := works(token(e.bot)); err != nil {
+		t.Errorf("a new turn token after bot is back: %v", err)
+	}
+	if err := works(botTurn); err == nil {
+		t.Errorf("the old turn token works again after bot came back")
 	}
 }

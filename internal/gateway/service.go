@@ -21,6 +21,10 @@ import (
 	"github.com/agentmail/agentmail/internal/store"
 )
 
+// DefaultOnlineWithin is Config.OnlineWithin's default: an agent without a
+// heartbeat for 90 s (three missed 30 s heartbeats) is offline.
+const DefaultOnlineWithin = 90 * time.Second
+
 // Config holds the tunable rules. Zero fields take the defaults below.
 type Config struct {
 	// DefaultRounds is the round budget of a new agent (admin-set per agent
@@ -30,8 +34,10 @@ type Config struct {
 	// NewSessionWindow; default 20 per hour (issue 2 item 7). People are exempt.
 	NewSessionLimit  int
 	NewSessionWindow time.Duration
-	// OnlineWithin: an agent seen within this long is "online"; default 90 s
-	// (three missed 30 s heartbeats).
+	// OnlineWithin: an agent seen within this long is "online"; default
+	// DefaultOnlineWithin (three missed 30 s heartbeats). An agent not seen
+	// for longer is offline and loses its turn tokens
+	// (RevokeOfflineTurnTokens).
 	OnlineWithin time.Duration
 	// CookieTTL is how long a cookie session lives without use; default 14 days.
 	CookieTTL time.Duration
@@ -77,8 +83,8 @@ func (c *Config) fill() {
 	if c.NewSessionWindow == 0 {
 		c.NewSessionWindow = time.Hour
 	}
-	if c.OnlineWithin == 0 {
-		c.OnlineWithin = 90 * time.Second
+	if c.OnlineWithin <= 0 {
+		c.OnlineWithin = DefaultOnlineWithin
 	}
 	if c.CookieTTL == 0 {
 		c.CookieTTL = 14 * 24 * time.Hour

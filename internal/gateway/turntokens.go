@@ -22,9 +22,10 @@ import (
 // listed in the HTTP layer (httpapi turnTokenRoutes): not register,
 // heartbeat, the event stream, the inbox, schedules or minting further
 // tokens. A turn token dies when the bridge revokes it at the end of the
-// turn, when Config.TurnTokenTTL has passed since it was issued, or when
-// the agent key that issued it is revoked or expires. Only the SHA-256 of
-// the token is stored.
+// turn, when its agent is shown offline (RevokeOfflineTurnTokens), when
+// Config.TurnTokenTTL has passed since it was issued, or when the agent
+// key that issued it is revoked or expires. Only the SHA-256 of the token
+// is stored.
 
 // DefaultTurnTokenTTL is the default bound of a turn token's life.
 const DefaultTurnTokenTTL = 12 * time.Hour
@@ -133,6 +134,24 @@ func (s *Service) SweepTurnTokens(ctx context.Context) (int64, error) {
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
 		n, err = tx.DeleteTurnTokensBefore(ctx, tx.Now.Add(-24*time.Hour))
+		return err
+	})
+	return n, err
+}
+
+// RevokeOfflineTurnTokens revokes the active turn tokens of every agent
+// that is shown offline (not seen for Config.OnlineWithin, the threshold of
+// AgentView) and was not seen since the token was issued: a bridge that
+// died in the middle of a turn cannot revoke its token, and the token must
+// not outlive it by its 12-hour bound. The gateway's fast sweep calls it,
+// so a token dies within one sweep interval of its agent going offline; a
+// bridge that comes back asks for new tokens. It answers how many it
+// revoked.
+func (s *Service) RevokeOfflineTurnTokens(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.Write(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.RevokeTurnTokensOfAgentsUnseenSince(ctx, tx.Now.Add(-s.Config.OnlineWithin), tx.Now)
 		return err
 	})
 	return n, err

@@ -15,8 +15,9 @@ const (
 )
 
 // runSweeps runs the background sweeps of issue 3 until ctx ends:
-// permission timeouts and due reminders every sweepEvery, unsent
-// attachments every attachmentSweepEvery. The first round runs at once, so
+// permission timeouts, due reminders and the turn tokens of offline agents
+// every sweepEvery; unsent attachments and long-expired turn tokens every
+// attachmentSweepEvery. The first round runs at once, so
 // what fell due while the gateway was down is handled at start. Errors are
 // logged; the next round retries.
 func (s *Server) runSweeps(ctx context.Context, sweepEvery, attachmentSweepEvery time.Duration) {
@@ -25,7 +26,7 @@ func (s *Server) runSweeps(ctx context.Context, sweepEvery, attachmentSweepEvery
 	slow := time.NewTicker(attachmentSweepEvery)
 	defer slow.Stop()
 	s.sweepOnce(ctx)
-	s.sweepAttachments(ctx)
+	s.sweepSlow(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -33,7 +34,7 @@ func (s *Server) runSweeps(ctx context.Context, sweepEvery, attachmentSweepEvery
 		case <-fast.C:
 			s.sweepOnce(ctx)
 		case <-slow.C:
-			s.sweepAttachments(ctx)
+			s.sweepSlow(ctx)
 		}
 	}
 }
@@ -46,6 +47,22 @@ func (s *Server) sweepOnce(ctx context.Context) {
 	}
 	if _, err := s.svc.SendDueReminders(ctx); err != nil && ctx.Err() == nil {
 		s.log.Error("reminder sweep failed", "err", err)
+	}
+	if n, err := s.svc.RevokeOfflineTurnTokens(ctx); err != nil && ctx.Err() == nil {
+		s.log.Error("offline turn token sweep failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("turn tokens of offline agents revoked", "count", n)
+	}
+}
+
+// sweepSlow runs the sweeps of the slow ticker: unsent attachments, and
+// turn tokens that expired a day ago (they can never authenticate again).
+func (s *Server) sweepSlow(ctx context.Context) {
+	s.sweepAttachments(ctx)
+	if n, err := s.svc.SweepTurnTokens(ctx); err != nil && ctx.Err() == nil {
+		s.log.Error("turn token sweep failed", "err", err)
+	} else if n > 0 {
+		s.log.Info("expired turn tokens removed", "count", n)
 	}
 }
 

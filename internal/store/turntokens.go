@@ -70,3 +70,19 @@ func (q *Q) DeleteTurnTokensBefore(ctx context.Context, t time.Time) (int64, err
 	}
 	return res.RowsAffected()
 }
+
+// RevokeTurnTokensOfAgentsUnseenSince revokes at now every active turn
+// token issued before cutoff whose agent has not been seen (heartbeat or
+// registration, agents.last_seen) since cutoff: the bridge that holds it
+// is gone and can no longer revoke it at the end of its turn. It answers
+// how many it revoked.
+func (q *Q) RevokeTurnTokensOfAgentsUnseenSince(ctx context.Context, cutoff, now time.Time) (int64, error) {
+	res, err := q.Exec(ctx, `UPDATE turn_tokens SET revoked_at = ?
+		WHERE revoked_at IS NULL AND expires_at > ? AND created_at < ?
+		AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.name = turn_tokens.agent_name AND a.last_seen >= ?)`,
+		Millis(now), Millis(now), Millis(cutoff), Millis(cutoff))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
