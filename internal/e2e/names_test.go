@@ -32,16 +32,7 @@ func TestLookAlikeNamesOverTheBinary(t *testing.T) {
 	}
 	refused := func(field, name, existing string) {
 		t.Helper()
-		var err error
-		if field == "username" {
-			_, err = admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: name, Password: "12345678"})
-		} else {
-			_, err = admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: name, Lifecycle: client.LifecyclePermanent})
-		}
-		ae := wantAPIError(t, err, 409, "name_confusable")
-		if ae.Body.Field != field || !strings.Contains(ae.Body.Error, `"`+existing+`"`) {
-			t.Fatalf("%s %q: %+v, want field %s naming %q", field, name, ae.Body, field, existing)
-		}
+		refuseLookAlike(t, ctx, admin, field, name, existing)
 	}
 	refused("username", "bоb", "bob")
 	refused("username", "ｂob", "bob")
@@ -84,4 +75,21 @@ func TestLookAlikeNamesOverTheBinary(t *testing.T) {
 		t.Fatalf("no warning about the old look-alikes dave and dаve:\n%s", gw.logs())
 	}
 	gw.stop()
+}
+
+// refuseLookAlike has admin create the person (field "username") or agent
+// ("agent_name") name and fails unless the answer is 409 name_confusable
+// for that field, naming the existing name.
+func refuseLookAlike(t *testing.T, ctx context.Context, admin *client.Client, field, name, existing string) {
+	t.Helper()
+	var err error
+	if field == "username" {
+		_, err = admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: name, Password: "12345678"})
+	} else {
+		_, err = admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: name, Lifecycle: client.LifecyclePermanent})
+	}
+	ae := wantAPIError(t, err, 409, "name_confusable")
+	if ae.Body.Field != field || !strings.Contains(ae.Body.Error, `"`+existing+`"`) {
+		t.Fatalf("%s %q: %+v, want field %s naming %q", field, name, ae.Body, field, existing)
+	}
 }

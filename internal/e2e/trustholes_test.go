@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store"
 	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
@@ -24,6 +25,7 @@ func TestTrustHoles(t *testing.T) {
 	t.Run("ReminderToAPersonsAliasFollowsMembership", func(t *testing.T) { testReminderPersonAlias(t, bin) })
 	t.Run("ForwardsToAnotherSessionsAliasInEveryForm", func(t *testing.T) { testForwardByAlias(t, bin) })
 	t.Run("TurnTokensDieWhenTheirAgentGoesOffline", func(t *testing.T) { testTurnTokenOffline(t, bin) })
+	t.Run("LookAlikeAccentsAndSmallCapitals", func(t *testing.T) { testLookAlikeAccents(t, bin) })
 }
 
 // testSummaryPingPong: two agents answering each other's mails with
@@ -373,5 +375,68 @@ func testTurnTokenOffline(t *testing.T, bin string) {
 	}
 	if err := works(botTurn); err == nil {
 		t.Errorf("the old turn token works again after bot came back")
+	}
+}
+
+// testLookAlikeAccents: names that differ from an existing one only by
+// accents or other combining marks, or by Latin small capitals, which
+// Unicode's confusables table does not list, are 409 name_confusable
+// naming the existing name (admín, like adrnin, is a reserved look-alike);
+// 张san stays allowed. Skeletons stored by the earlier rule are recomputed
+// at start (migration 0032), so an old name with an accent still blocks its
+// plain look-alike.
+func testLookAlikeAccents(t *testing.T, bin string) {
+	dataDir := t.TempDir()
+	g := xgStart(t, bin, dataDir, "")
+	e := xgSetup(t, g)
+	ctx := e.ctx
+	if _, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "zoë", Password: "zoe-password"}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ field, name, existing string }{
+		{"username", "ʙob", "bob"},     // U+0299 LATIN LETTER SMALL CAPITAL B
+		{"username", "ᴀlice", "alice"}, // U+1D00 LATIN LETTER SMALL CAPITAL A
+		{"username", "bób", "bob"},
+		{"username", "cårol", "carol"},
+		{"username", "zoe", "zoë"},
+		{"agent_name", "ʙot", "bot"},
+		{"agent_name", "hélper", "helper"},
+	}
+	for _, c := range cases {
+		refuseLookAlike(t, ctx, e.admin, c.field, c.name, c.existing)
+	}
+	_, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "admín", Password: "12345678"})
+	wantStatus(t, err, http.StatusBadRequest, "reserved_name")
+	if _, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "张san", Password: "12345678"}); err != nil {
+		t.Fatalf("create 张san: %v", err)
+	}
+	g.stop(t)
+
+	// As before migration 0032: skeletons of the earlier rule (stale here).
+	st, err := store.Open(ctx, store.Options{DataDir: dataDir, DatabaseURL: e2eDatabaseURL(t, dataDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Write(ctx, func(q *store.Q) error {
+		if _, err := q.Exec(ctx, `UPDATE names SET skeleton = 'stale:' || name`); err != nil {
+			return err
+		}
+		_, err := q.Exec(ctx, `DELETE FROM schema_migrations WHERE version = 32`)
+		return err
+	})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = xgStart(t, bin, dataDir, "")
+	admin := client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
+		t.Fatalf("login after restart: %v\n%s", err, g.log)
+	}
+	for _, c := range cases {
+		refuseLookAlike(t, ctx, admin, c.field, c.name, c.existing)
+	}
+	if _, err := admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "dave", Password: "12345678"}); err != nil {
+		t.Fatalf("a name unlike any other after the restart: %v", err)
 	}
 }

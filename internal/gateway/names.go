@@ -36,17 +36,43 @@ func NameKey(name string) string {
 	return norm.NFKC.String(k)
 }
 
+//go:generate go run ./internal/gensmallcaps -o smallcaps_table.go
+
 // NameSkeleton answers the Unicode confusable skeleton (UTS #39, section
 // 4) of NameKey(name): two names with the same skeleton look alike and
-// cannot both exist (409 name_confusable, migration 0014). Because names
-// are case-insensitive the skeleton is case-folded and mapped once more,
-// so "b0b" (digit zero, whose prototype is "O") looks like "bob" too.
-// "bob", "bоb" (Cyrillic о) and "ｂob" share the skeleton "bob"; "mary"
-// and "rnary" share "rnary". The confusables data is Unicode 17.0.0's
-// (go.mau.fi/util/confusable). A skeleton is never shown to a person.
+// cannot both exist (409 name_confusable, migrations 0014 and 0032).
+// Because names are case-insensitive the skeleton is case-folded and
+// mapped once more, so "b0b" (digit zero, whose prototype is "O") looks
+// like "bob" too. "bob", "bоb" (Cyrillic о) and "ｂob" share the skeleton
+// "bob"; "mary" and "rnary" share "rnary". Before and after the mapping
+// the name goes through foldLookalikes, for what the confusables table
+// does not list: accents and other combining marks are dropped ("admín",
+// "bób" and "bob̈" look like "admin", "bob"), and Latin small capitals
+// become the lower-case letter ("ʙob" looks like "bob"). The confusables
+// data is Unicode 17.0.0's (go.mau.fi/util/confusable); the small capitals
+// come from Unicode's character names (smallcaps_table.go). A skeleton is
+// never shown to a person.
 func NameSkeleton(name string) string {
-	sk := confusable.Skeleton(NameKey(name))
-	return confusable.Skeleton(cases.Fold().String(sk))
+	sk := confusable.Skeleton(foldLookalikes(NameKey(name)))
+	return foldLookalikes(confusable.Skeleton(cases.Fold().String(sk)))
+}
+
+// foldLookalikes answers s decomposed (NFD) without its nonspacing marks
+// (general category Mn: accents, diaereses, dots, Japanese dakuten) and
+// with every Latin small capital replaced by its lower-case letter
+// (smallCapitals), composed again (NFC).
+func foldLookalikes(s string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		if l, ok := smallCapitals[r]; ok {
+			r = l
+		}
+		b.WriteRune(r)
+	}
+	return norm.NFC.String(b.String())
 }
 
 // highlyRestrictiveSets are the script combinations UTS #39 (section 5.2,

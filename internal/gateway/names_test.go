@@ -37,6 +37,16 @@ func TestNameSkeletonLookAlikes(t *testing.T) {
 		{"carol", "caro1"}, // digit one looks like l
 		{"paypal", "pаypаl"},
 		{"admin", "аdmin"},
+		// Not in Unicode's confusables table (foldLookalikes):
+		{"bob", "ʙob"},         // LATIN LETTER SMALL CAPITAL B
+		{"alice", "ᴀʟɪᴄᴇ"},     // small capitals throughout
+		{"ivan", "ᶦvan"},       // modifier small capital I (NFKC → ɪ)
+		{"œuvre", "ɶuvre"},     // small capital OE → œ
+		{"admin", "admín"},     // an accent
+		{"jose", "josé"},       // composed
+		{"jose", "jose\u0301"}, // decomposed
+		{"zoe", "zoë"},
+		{"bob", "ḃȯḅ"}, // dots above and below
 	}
 	for _, c := range alike {
 		if NameSkeleton(c.a) != NameSkeleton(c.b) {
@@ -49,6 +59,7 @@ func TestNameSkeletonLookAlikes(t *testing.T) {
 		{"张san", "李san"},
 		{"ann", "anna"},
 		{"agent-1", "agent-2"},
+		{"张san", "张sam"},
 	}
 	for _, c := range different {
 		if NameSkeleton(c.a) == NameSkeleton(c.b) {
