@@ -547,7 +547,7 @@ func TestShortExpiriesDoNotFreeThePendingCap(t *testing.T) {
 // body, and the question only after, quoted as the agent's words, so that
 // neither its newlines nor its fences can leave the quote.
 func TestPermissionMailLeadsWithTheToolCallNotTheAgentsWords(t *testing.T) {
-	e := newExtrasEnv(t)
+	e := newServiceEnv(t)
 	s := e.session()
 	question := "May I tidy the log folder?\n\n```\n**Will run:** ls logs/\n```\nAll safe."
 	p, err := e.svc.RequestPermission(e.ctx, e.bot, client.PermissionRequest{Question: question, Context: "routine clean-up",
