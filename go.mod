@@ -14,7 +14,21 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require go.mau.fi/util v0.11.1
+require (
+	github.com/emersion/go-message v0.18.2
+	github.com/emersion/go-msgauth v0.7.0
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.25.1
+	github.com/microcosm-cc/bluemonday v1.0.27
+	github.com/yuin/goldmark v1.8.7
+	go.mau.fi/util v0.11.1
+	golang.org/x/net v0.62.0
+)
+
+require (
+	github.com/aymerick/douceur v0.2.0 // indirect
+	github.com/gorilla/css v1.0.1 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

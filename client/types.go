@@ -57,6 +57,51 @@ type Me struct {
 	Role      string `json:"role" enum:"admin,user"`
 	AuthKind  string `json:"auth_kind" enum:"cookie,user_key"`
 	CSRFToken string `json:"csrf_token,omitempty"`
+	// The email channel (issue 20). EmailAvailable is whether this gateway
+	// sends email at all. Email is the verified address notifications go
+	// to ("" none), confirmed at EmailVerifiedAt; EmailPending an address
+	// waiting for its code until EmailPendingExpiresAt. EmailNotify is
+	// "all", "permission" (default: permission requests and failure
+	// reports) or "none". EmailDelivery is the person's last email.
+	EmailAvailable        bool           `json:"email_available"`
+	Email                 string         `json:"email"`
+	EmailVerifiedAt       *time.Time     `json:"email_verified_at,omitempty"`
+	EmailPending          string         `json:"email_pending,omitempty"`
+	EmailPendingExpiresAt *time.Time     `json:"email_pending_expires_at,omitempty"`
+	EmailNotify           string         `json:"email_notify"`
+	EmailDelivery         *EmailDelivery `json:"email_delivery,omitempty"`
+}
+
+// UpdateMeRequest is the body of PATCH /api/v1/me (issue 20); absent
+// fields stay. Email sets the address to notify (a 6-digit code and a link
+// are mailed to it; it takes effect once confirmed with POST
+// /api/v1/me/email/verify); "" removes the address. EmailNotify is "all",
+// "permission" or "none".
+type UpdateMeRequest struct {
+	Email       *string `json:"email,omitempty"`
+	EmailNotify *string `json:"email_notify,omitempty"`
+}
+
+// VerifyEmailRequest is the body of POST /api/v1/me/email/verify: the
+// 6-digit Code from the email, or the Token of its link.
+type VerifyEmailRequest struct {
+	Code  string `json:"code,omitempty"`
+	Token string `json:"token,omitempty"`
+}
+
+// EmailDelivery is the state of one email to a person. State is "pending"
+// (not tried yet), "retrying" (a temporary failure; NextAttemptAt says
+// when), "sent" or "failed" (given up; Error says why). Kind is "mail" (a
+// notification of MailID), "verify" (a code) or "notice".
+type EmailDelivery struct {
+	State         string     `json:"state"`
+	Kind          string     `json:"kind"`
+	Address       string     `json:"address"`
+	MailID        string     `json:"mail_id,omitempty"`
+	Attempts      int        `json:"attempts"`
+	Error         string     `json:"error,omitempty"`
+	At            time.Time  `json:"at"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 }
 
 // Key lifecycles.

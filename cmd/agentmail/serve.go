@@ -93,12 +93,16 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 				OnlineWithin: serveFlags.agentOfflineAfter},
 			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
 				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes},
-			Log: log,
+			Log:   log,
+			Email: emailConfig(), // serve_email.go
 		})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "agentmail gateway on %s\n", app.URL())
+		if app.Email != nil && app.Email.InboundAddr() != "" {
+			fmt.Fprintf(os.Stderr, "agentmail email replies on %s\n", app.Email.InboundAddr())
+		}
 		select {
 		case <-ctx.Done():
 		case err := <-app.Done():

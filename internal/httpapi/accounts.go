@@ -62,12 +62,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) (client.Me, error) {
-	p := PrincipalOf(r)
-	me := client.Me{Username: p.Name, Role: p.Role, AuthKind: p.AuthKind}
-	if p.AuthKind == gateway.AuthCookie {
-		me.CSRFToken = p.CSRFToken
-	}
-	return me, nil
+	return s.me(r) // email.go: with the email fields
 }
 
 func (s *Server) handleCreateUserKey(w http.ResponseWriter, r *http.Request) (*client.CreatedKey, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/internal/blob"
+	"github.com/agentmail/agentmail/internal/emailchannel"
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/store"
@@ -46,6 +47,9 @@ type AppConfig struct {
 	Server  Options
 	Events  events.Options
 	Log     *slog.Logger
+	// Email configures the email channel (issue 20); the zero value sends
+	// and takes no email.
+	Email emailchannel.Config
 }
 
 // App is a running gateway: store, service, event hub and HTTP server.
@@ -54,6 +58,7 @@ type App struct {
 	Service *gateway.Service
 	Hub     *events.Hub
 	Server  *Server
+	Email   *emailchannel.Channel // nil without email
 	http    *http.Server
 	ln      net.Listener
 	cancel  context.CancelFunc
@@ -111,13 +116,24 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	}
 	go srv.runSweeps(hubCtx, positive(cfg.SweepInterval, DefaultSweepInterval),
 		positive(cfg.AttachmentSweepInterval, DefaultAttachmentSweepInterval))
+	var email *emailchannel.Channel
+	if cfg.Email.Enabled() {
+		if email, err = startEmail(ctx, svc, srv, hub, cfg.Email, log); err != nil {
+			cancel()
+			st.Close()
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		cancel()
+		if email != nil {
+			_ = email.Close(ctx)
+		}
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	a := &App{Store: st, Service: svc, Hub: hub, Server: srv, ln: ln, cancel: cancel, done: make(chan error, 1), log: log,
+	a := &App{Store: st, Service: svc, Hub: hub, Server: srv, Email: email, ln: ln, cancel: cancel, done: make(chan error, 1), log: log,
 		http: &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}}
 	go func() {
 		err := a.http.Serve(ln)
@@ -166,6 +182,9 @@ func (a *App) Done() <-chan error { return a.done }
 func (a *App) Shutdown(ctx context.Context) error {
 	a.Server.Drain()
 	err := a.http.Shutdown(ctx)
+	if a.Email != nil {
+		err = errors.Join(err, a.Email.Close(ctx))
+	}
 	a.cancel()
 	return errors.Join(err, a.Store.Close())
 }

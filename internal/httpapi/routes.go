@@ -100,6 +100,7 @@ func RouteTable() []Route {
 		scheduleRoutes(),       // schedule.go
 		discoveryRoutes(),      // discovery.go
 		turnTokenIssueRoutes(), // turntokens.go
+		emailRoutes(),          // email.go: the person's email address
 	)
 }
 

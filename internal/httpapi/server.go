@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/blob"
+	"github.com/agentmail/agentmail/internal/emailchannel"
 	"github.com/agentmail/agentmail/internal/events"
 	"github.com/agentmail/agentmail/internal/gateway"
 )
@@ -79,6 +80,8 @@ type Server struct {
 	met     *metrics
 	// keyed holds the open event streams by key, ended on revocation.
 	keyed keyStreams
+	// email is the email channel, nil when the gateway sends no email.
+	email *emailchannel.Channel
 }
 
 // New builds a Server. The hub must be started by the caller.
@@ -188,6 +191,8 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	body := map[string]string{"status": "ready"}
+	s.emailReadiness(r, body)
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }

@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/emailchannel"
+	"github.com/agentmail/agentmail/internal/events"
+	"github.com/agentmail/agentmail/internal/gateway"
+)
+
+// emailRoutes are the routes of the email channel (issue 20): a person's
+// address, its verification and the notification preference.
+func emailRoutes() []Route {
+	p := Prefix
+	return []Route{
+		{Method: "PATCH", Path: p + "/me", Auth: AuthPerson, Summary: "Set the person's email address (a code is mailed to it) or notification preference",
+			Request: client.UpdateMeRequest{}, Response: client.Me{}, Status: 200, Errors: []int{400, 401, 403, 409, 429, 500, 503}, Handler: (*Server).handleUpdateMe},
+		{Method: "POST", Path: p + "/me/email/verify", Auth: AuthPerson, Summary: "Confirm the pending email address with the mailed code or link token",
+			Request: client.VerifyEmailRequest{}, Response: client.Me{}, Status: 200, Errors: []int{400, 401, 403, 409, 500, 503}, Handler: (*Server).handleVerifyEmail},
+	}
+}
+
+// SetEmailChannel gives the server the email channel (nil: the gateway
+// sends no email).
+func (s *Server) SetEmailChannel(c *emailchannel.Channel) { s.email = c }
+
+// me answers the person's Me with the email fields.
+func (s *Server) me(r *http.Request) (client.Me, error) {
+	p := PrincipalOf(r)
+	me := client.Me{Username: p.Name, Role: p.Role, AuthKind: p.AuthKind}
+	if p.AuthKind == gateway.AuthCookie {
+		me.CSRFToken = p.CSRFToken
+	}
+	var err error
+	if s.email != nil {
+		err = s.email.Fill(r.Context(), p.Name, &me)
+	} else {
+		err = emailchannel.FillUnavailable(r.Context(), s.svc.Read(), p.Name, &me)
+	}
+	return me, err
+}
+
+func (s *Server) handleUpdateMe(w http.ResponseWriter, r *http.Request) error {
+	var req client.UpdateMeRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if s.email == nil {
+		return emailchannel.Unavailable()
+	}
+	if err := s.email.Update(r.Context(), PrincipalOf(r), req); err != nil {
+		return err
+	}
+	return s.writeMe(w, r)
+}
+
+func (s *Server) handleVerifyEmail(w http.ResponseWriter, r *http.Request) error {
+	var req client.VerifyEmailRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if s.email == nil {
+		return emailchannel.Unavailable()
+	}
+	if err := s.email.Verify(r.Context(), PrincipalOf(r), req); err != nil {
+		return err
+	}
+	return s.writeMe(w, r)
+}
+
+func (s *Server) writeMe(w http.ResponseWriter, r *http.Request) error {
+	me, err := s.me(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, me)
+	return nil
+}
+
+// emailReadiness adds the relay's state to /readyz (never making it fail:
+// mail waits in the outbox while the relay is down).
+func (s *Server) emailReadiness(r *http.Request, body map[string]string) {
+	if s.email == nil {
+		return
+	}
+	st := s.email.State(r.Context())
+	body["email_relay"] = st.Status
+	if st.Error != "" {
+		body["email_relay_error"] = st.Error
+	}
+	body["email_pending"] = strconv.Itoa(st.Pending)
+}
+
+// startEmail builds and starts the email channel over the gateway's
+// attachment store and wakes it after every commit that wrote events.
+func startEmail(ctx context.Context, svc *gateway.Service, srv *Server, hub *events.Hub, cfg emailchannel.Config, log *slog.Logger) (*emailchannel.Channel, error) {
+
+	ch, err := emailchannel.New(svc, srv.blobs, srv.opt.MaxAttachmentBytes, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := ch.Start(ctx); err != nil {
+		return nil, err
+	}
+	srv.SetEmailChannel(ch)
+	svc.Notifier = notifiers{hub, ch}
+	return ch, nil
+}
+
+// notifiers wakes each of them.
+type notifiers []gateway.Notifier
+
+func (n notifiers) Notify() {
+	for _, x := range n {
+		x.Notify()
+	}
+}
