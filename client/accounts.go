@@ -202,3 +202,28 @@ func (c *Client) AdminGetMail(ctx context.Context, id string) (*Mail, error) {
 	}
 	return &out, nil
 }
+
+// UpdateMe sets the caller's email address or notification preference
+// (PATCH /api/v1/me, issue 20) and answers the caller's Me. A new address
+// is confirmed with VerifyEmail. Errors: 400 field "email" or
+// "email_notify", 409 email_taken, 429 email_code_throttled, 503
+// email_unavailable when the gateway sends no email.
+func (c *Client) UpdateMe(ctx context.Context, req UpdateMeRequest) (*Me, error) {
+	var out Me
+	if err := c.patchJSON(ctx, apiPath("/me"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// VerifyEmail confirms the pending address with the mailed code or link
+// token (POST /api/v1/me/email/verify) and answers the caller's Me.
+// Errors: 400 wrong_code, 409 no_email_pending, email_code_expired,
+// email_code_exhausted, email_taken.
+func (c *Client) VerifyEmail(ctx context.Context, req VerifyEmailRequest) (*Me, error) {
+	var out Me
+	if err := c.postJSON(ctx, apiPath("/me/email/verify"), req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

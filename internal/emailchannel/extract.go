@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/emersion/go-message"
@@ -188,45 +189,57 @@ var (
 	sentFromRe = regexp.MustCompile(`(?i)^(sent from my |sent from |sent via |sent with |get outlook for |发自我的|从我的 ?\S+ ?发送|發自我的|来自我的|來自我的|从 ?\S+ ?发送)`)
 )
 
-func isAttribution(line string) bool {
-	if attributionStartRe.MatchString(line) {
-		return true
+// attributionAt answers where the attribution ending on line j starts (j,
+// or up to two lines before it when the client wrapped it), or -1 when
+// line j ends none.
+func attributionAt(lines []string, j int) int {
+	t := strings.TrimSpace(lines[j])
+	if !attributionEndRe.MatchString(t) {
+		return -1
 	}
-	return attributionEndRe.MatchString(line) && dateOrAddressRe.MatchString(line) && (!strings.HasSuffix(strings.TrimRight(line, ":： "), ">") || strings.Contains(line, "@"))
+	for i := max(0, j-2); i <= j; i++ {
+		parts := make([]string, 0, 3)
+		for k := i; k <= j; k++ {
+			parts = append(parts, strings.TrimSpace(lines[k]))
+		}
+		if slices.Contains(parts, "") {
+			continue // an attribution is not wrapped over a blank line
+		}
+		if attributionStartRe.MatchString(strings.Join(parts, " ")) {
+			return i
+		}
+	}
+	if dateOrAddressRe.MatchString(t) && (!strings.HasSuffix(strings.TrimRight(t, ":： "), ">") || strings.Contains(t, "@")) {
+		return j
+	}
+	return -1
 }
 
 // quoteStart answers the index of the first line of the quoted part (an
 // attribution, a separator, a header block), or len(lines).
 func quoteStart(lines []string) int {
-	for i := range lines {
-		t := strings.TrimSpace(lines[i])
+	for j := range lines {
+		t := strings.TrimSpace(lines[j])
 		if t == "" {
 			continue
 		}
 		for _, re := range separatorRes {
 			if re.MatchString(t) {
-				return i
+				return j
 			}
 		}
-		// An attribution may be wrapped over up to three lines.
-		joined := t
-		for j := i; j < len(lines) && j < i+3; j++ {
-			if j > i {
-				joined += " " + strings.TrimSpace(lines[j])
-			}
-			if isAttribution(joined) {
-				return i
-			}
+		if i := attributionAt(lines, j); i >= 0 {
+			return i
 		}
 		if headerStartRe.MatchString(t) {
 			fields := 0
-			for j := i + 1; j < len(lines) && j < i+6; j++ {
-				if headerNextRe.MatchString(strings.TrimSpace(lines[j])) {
+			for k := j + 1; k < len(lines) && k < j+6; k++ {
+				if headerNextRe.MatchString(strings.TrimSpace(lines[k])) {
 					fields++
 				}
 			}
 			if fields >= 2 {
-				return i
+				return j
 			}
 		}
 	}

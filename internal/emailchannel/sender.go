@@ -35,8 +35,8 @@ func (e *relayError) Error() string { return e.err.Error() }
 func (e *relayError) Unwrap() error { return e.err }
 
 // sendLoop delivers due outbox entries until ctx ends. It probes the relay
-// at start and, while the relay fails and nothing is due, every RetryMax,
-// so /readyz tells when it is back even when no email waits.
+// at start and whenever it has not talked to it for RetryMax, so /readyz
+// tells that the relay went down or came back even when no email waits.
 func (c *Channel) sendLoop(ctx context.Context) {
 	c.setState(c.probe(ctx))
 	lastContact := time.Now()
@@ -50,10 +50,7 @@ func (c *Channel) sendLoop(ctx context.Context) {
 				wait = max(d, 10*time.Millisecond)
 			}
 		}
-		c.mu.Lock()
-		failing := c.state.Status == "failing"
-		c.mu.Unlock()
-		if failing && time.Since(lastContact) >= c.cfg.RetryMax {
+		if time.Since(lastContact) >= c.cfg.RetryMax {
 			c.setState(c.probe(ctx))
 			lastContact = time.Now()
 		}
