@@ -63,7 +63,7 @@ go_test_postgres() {
   pg_url=$(scripts/pg.sh start) || return 1
   AGENTMAIL_TEST_DATABASE=postgres AGENTMAIL_TEST_POSTGRES_URL="$pg_url" \
     go test -count=1 -timeout 30m ./internal/store/... ./internal/events/... ./internal/gateway/... \
-      ./internal/httpapi/... ./internal/e2e/...
+      ./internal/httpapi/... ./internal/emailchannel/... ./internal/e2e/...
   rc=$?
   [ "$pg_was_up" = 1 ] || scripts/pg.sh stop
   return $rc

@@ -186,7 +186,7 @@ var (
 	headerStartRe = regexp.MustCompile(`(?i)^\*?(from|发件人|發件人|寄件者|de|von|van)\s*\*?\s*[:：]`)
 	headerNextRe  = regexp.MustCompile(`(?i)^\*?(sent|date|to|subject|cc|发送时间|時間|日期|收件人|主题|主旨|抄送|envoyé|gesendet|datum|an|betreff|objet|à|enviado|para|asunto)\s*\*?\s*[:：]`)
 	// Phone and webmail signatures.
-	sentFromRe = regexp.MustCompile(`(?i)^(sent from my |sent from |sent via |sent with |get outlook for |发自我的|从我的 ?\S+ ?发送|發自我的|来自我的|來自我的|从 ?\S+ ?发送)`)
+	sentFromRe = regexp.MustCompile(`(?i)^(sent from my |sent from |sent via |sent with |get outlook for |获取 ?outlook|发自我的|發自我的|从我的 ?\S+ ?发送|来自我的|來自我的|从 ?\S+ ?发送)`)
 )
 
 // attributionAt answers where the attribution ending on line j starts (j,

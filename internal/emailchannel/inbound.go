@@ -201,15 +201,15 @@ func (c *Channel) takeReply(ctx context.Context, tok store.ReplyTokenRow, raw []
 	if e, why := c.checkDKIM(raw, h, from); e != nil {
 		return e, why
 	}
-	if e := c.checkRate(ctx, tok.Username, int64(len(raw))); e != nil {
-		return e, "rate limit"
-	}
 	msgID, _ := h.MessageID()
 	if msgID != "" {
 		if _, err := q.InboundMessage(ctx, tok.Username, msgID); err == nil {
 			c.log.Info("inbound email: the same reply again, already stored", "person", tok.Username, "message_id", msgID)
 			return nil, ""
 		}
+	}
+	if e := c.checkRate(ctx, tok.Username, int64(len(raw))); e != nil {
+		return e, "rate limit"
 	}
 	user, err := q.GetUser(ctx, tok.Username)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && user.Disabled) {
