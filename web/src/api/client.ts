@@ -116,6 +116,8 @@ export const api = {
   me: () => request<T.Me>('GET', '/me'),
   counts: () => request<T.Counts>('GET', '/me/counts'),
   changePassword: (body: T.ChangePasswordRequest) => request<void>('POST', '/me/password', body),
+  updateMe: (body: T.UpdateMeRequest) => request<T.Me>('PATCH', '/me', body),
+  verifyEmail: (body: T.VerifyEmailRequest) => request<T.Me>('POST', '/me/email/verify', body),
 
   sessions: (q?: { limit?: number; cursor?: string }) => request<T.SessionList>('GET', '/me/sessions', undefined, q),
   session: (id: string) => request<T.Session>('GET', `/me/sessions/${enc(id)}`),

@@ -6,6 +6,7 @@ import { LANGS, useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 import { useAsync } from '../lib/hooks'
 import { errorText, useApp } from '../state'
+import { EmailSection } from './AccountEmail'
 import { KeyTable, LifecycleFields, useLifecycle } from './Keys'
 
 /** Account: the person's own client keys (token shown once) and their always-allow grants. */
@@ -61,6 +62,7 @@ export function Account() {
           ))}
         </div>
         <PasswordForm />
+        <EmailSection />
         <div>
           <h2 className="text-base font-semibold">{t('account.keys')}</h2>
           <p className="mb-2 text-sm text-slate-600">{t('account.keysHint')}</p>

@@ -18,7 +18,7 @@ export function Login({ onLogin }: { onLogin: (me: Me) => void }) {
     setErr('')
     try {
       const r = await api.login(username.trim(), password)
-      onLogin({ username: r.username, role: r.role, auth_kind: 'cookie', csrf_token: r.csrf_token })
+      onLogin({ username: r.username, role: r.role, auth_kind: 'cookie', csrf_token: r.csrf_token, email_available: false, email: '', email_notify: 'permission' })
     } catch (e) {
       setErr(e instanceof ApiError && (e.status === 401 || e.status === 403) ? t('login.failed') : errorText(e))
     } finally {
