@@ -488,3 +488,43 @@ func decodeBody(t *testing.T, resp *http.Response, v any) {
 		t.Fatalf("decode %s: %v", resp.Request.URL, err)
 	}
 }
+
+// A relay that refuses an address for good (5xx) ends the retries at once,
+// and the person's account shows the relay's answer.
+func TestEmailPermanentRefusalIsGivenUpWithTheReason(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the gateway and mailpit; skipped with -short")
+	}
+	mp := mailtest.StartMailpit(t, "--smtp-allowed-recipients", `^bob@example\.com$`)
+	gw, _ := startEmailGateway(t, mp, t.TempDir())
+	ctx := ctxT(t)
+	admin := client.New(gw.url)
+	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
+		t.Fatal(err)
+	}
+	carol := personFor(t, ctx, gw.url, admin, "carol")
+	addr := "carol@nowhere.test"
+	if _, err := carol.UpdateMe(ctx, client.UpdateMeRequest{Email: &addr}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		me, err := carol.Me(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := me.EmailDelivery; d != nil && d.State == "failed" {
+			if d.Kind != "verify" || d.Attempts != 1 || !strings.Contains(d.Error, "refused it: 5") {
+				t.Errorf("the failed delivery %+v, want the code email given up after one attempt with the relay's 5xx", d)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refused email was not given up within 60 s: %+v\n%s", me.EmailDelivery, gw.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(mp.Messages()); n != 0 {
+		t.Errorf("mailpit took %d messages", n)
+	}
+}
