@@ -68,7 +68,7 @@ type Me struct {
 	EmailVerifiedAt       *time.Time     `json:"email_verified_at,omitempty"`
 	EmailPending          string         `json:"email_pending,omitempty"`
 	EmailPendingExpiresAt *time.Time     `json:"email_pending_expires_at,omitempty"`
-	EmailNotify           string         `json:"email_notify"`
+	EmailNotify           string         `json:"email_notify" enum:"all,permission,none"`
 	EmailDelivery         *EmailDelivery `json:"email_delivery,omitempty"`
 }
 
@@ -94,8 +94,8 @@ type VerifyEmailRequest struct {
 // when), "sent" or "failed" (given up; Error says why). Kind is "mail" (a
 // notification of MailID), "verify" (a code) or "notice".
 type EmailDelivery struct {
-	State         string     `json:"state"`
-	Kind          string     `json:"kind"`
+	State         string     `json:"state" enum:"pending,retrying,sent,failed"`
+	Kind          string     `json:"kind" enum:"mail,verify,notice"`
 	Address       string     `json:"address"`
 	MailID        string     `json:"mail_id,omitempty"`
 	Attempts      int        `json:"attempts"`

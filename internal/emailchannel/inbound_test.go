@@ -13,14 +13,13 @@ import (
 	"testing"
 
 	"github.com/emersion/go-msgauth/dkim"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/store"
 	"github.com/agentmail/agentmail/internal/store/storetest"
 )
-
-func init() { gateway.SetBcryptCostForTests() }
 
 // harness is a gateway on a test database (SQLite, or PostgreSQL with
 // AGENTMAIL_TEST_DATABASE=postgres) with an email channel that is not
@@ -39,7 +38,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.Open(t)
-	svc := gateway.New(st, nil, gateway.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := gateway.New(st, nil, gateway.Config{BcryptCost: bcrypt.MinCost}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	h := &harness{t: t, svc: svc, dns: map[string]string{}}
 	for _, name := range []string{"alice", "bob"} {
 		if _, err := svc.CreateUser(ctx, client.CreateUserRequest{Username: name, Password: name + "-password", Role: "user"}); err != nil {

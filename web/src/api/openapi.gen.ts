@@ -563,7 +563,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Set the person's email address (a code is mailed to it) or notification preference */
+        patch: operations["patchMe"];
         trace?: never;
     };
     "/api/v1/me/attachments": {
@@ -611,6 +612,23 @@ export interface paths {
         get: operations["getMeCounts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/email/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm the pending email address with the mailed code or link token */
+        post: operations["postMeEmailVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1366,6 +1384,20 @@ export interface components {
             decision: string;
             note?: string;
         };
+        EmailDelivery: {
+            address: string;
+            /** Format: date-time */
+            at: string;
+            attempts: number;
+            error?: string;
+            /** @enum {string} */
+            kind: "mail" | "verify" | "notice";
+            mail_id?: string;
+            /** Format: date-time */
+            next_attempt_at?: string | null;
+            /** @enum {string} */
+            state: "pending" | "retrying" | "sent" | "failed";
+        };
         ErrorBody: {
             code: string;
             error: string;
@@ -1477,6 +1509,16 @@ export interface components {
             /** @enum {string} */
             auth_kind: "cookie" | "user_key";
             csrf_token?: string;
+            email: string;
+            email_available: boolean;
+            email_delivery?: components["schemas"]["EmailDelivery"] | null;
+            /** @enum {string} */
+            email_notify: "all" | "permission" | "none";
+            email_pending?: string;
+            /** Format: date-time */
+            email_pending_expires_at?: string | null;
+            /** Format: date-time */
+            email_verified_at?: string | null;
             /** @enum {string} */
             role: "admin" | "user";
             username: string;
@@ -1769,6 +1811,10 @@ export interface components {
         UpdateAgentRequest: {
             default_rounds?: number | null;
         };
+        UpdateMeRequest: {
+            email?: string | null;
+            email_notify?: string | null;
+        };
         UpdateScheduleRequest: {
             body?: string | null;
             event_time?: string | null;
@@ -1797,6 +1843,10 @@ export interface components {
         };
         UserList: {
             users: components["schemas"]["User"][];
+        };
+        VerifyEmailRequest: {
+            code?: string;
+            token?: string;
         };
         Workspace: {
             name: string;
@@ -4548,6 +4598,106 @@ export interface operations {
             };
         };
     };
+    patchMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postMeAttachments: {
         parameters: {
             query?: never;
@@ -4753,6 +4903,95 @@ export interface operations {
             /** @description Internal Server Error */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postMeEmailVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
