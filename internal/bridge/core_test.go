@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/bridge/fakeadapter"
+	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
 )
 
 // --- B-1 start-up, B-2 heartbeat, D-7 reconnection

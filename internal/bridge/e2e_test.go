@@ -20,8 +20,8 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/bridge/fakeadapter"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
 )
 
 // These tests start the real gateway (`agentmail serve`, built from this
@@ -39,7 +39,7 @@ var (
 func agentmailBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		root, err := platformtest.RepoRoot()
+		root, err := platforms.RepoRoot()
 		if err != nil {
 			buildErr = err
 			return

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/bridge/fakeadapter"
+	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
 )
 
 // wait is the generous deadline of every condition a test waits on.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/bridge/fakeadapter"
+	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
 )
 
 // A new_mail event with role "from" (a sender's own copy, which the gateway

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/bridge/fakeadapter"
+	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
 )
 
 // The platform gets a token for the turn's session, never the agent key,

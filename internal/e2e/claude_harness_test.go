@@ -16,14 +16,14 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // The harness of the Claude Code end-to-end test: real processes only. The
 // gateway is `agentmail serve`, the bridge is `agentmail bridge --platform
 // claude` from the same build, Claude Code is the pinned npm package, and the
-// model behind it is the scripted fakemodel server running in the test.
+// model behind it is the scripted model server (internal/testkit/scriptedmodel) running in the test.
 
 // claudeWait is the generous deadline of every condition the Claude Code test
 // waits on: a Claude Code process needs seconds to start, more under -race
@@ -55,8 +55,8 @@ type claudeRig struct {
 	admin    *client.Client // the person "admin", signed in with a cookie
 	agentKey string
 	agent    *client.Client // the agent's own view, for checks the person cannot make
-	model    *fakemodel.Server
-	env      *platformtest.Env
+	model    *scriptedmodel.Server
+	env      *platforms.Env
 	claude   string // the pinned claude executable
 	bridges  []*claudeBridge
 }
@@ -64,11 +64,11 @@ type claudeRig struct {
 // newClaudeRig starts the gateway and the fake model, and issues the agent
 // key the way the README's first command does: an admin's user key as Bearer
 // token on POST /api/v1/admin/agent-keys, the gateway generating the token.
-func newClaudeRig(t *testing.T, rules ...fakemodel.Rule) *claudeRig {
+func newClaudeRig(t *testing.T, rules ...scriptedmodel.Rule) *claudeRig {
 	t.Helper()
-	bin := platformtest.Require(t, platformtest.Claude)
+	bin := platforms.Require(t, platforms.Claude)
 	r := &claudeRig{t: t, claude: bin}
-	r.model = fakemodel.NewTest(t, rules...)
+	r.model = scriptedmodel.NewTest(t, rules...)
 	r.gw = startGateway(t, t.TempDir())
 	ctx := context.Background()
 	r.admin = client.New(r.gw.url, client.WithCookieJar())
@@ -82,7 +82,7 @@ func newClaudeRig(t *testing.T, rules ...fakemodel.Rule) *claudeRig {
 	r.agentKey = issueAgentKeyWithCurlShape(t, r.gw.url, uk.KeyToken, claudeAgent)
 	r.agent = client.New(r.gw.url, client.WithToken(r.agentKey))
 
-	r.env = platformtest.NewEnv(t)
+	r.env = platforms.NewEnv(t)
 	r.env.UseClaude(r.model.URL)
 	for k, v := range map[string]string{
 		"AGENTMAIL_GATEWAY_URL":     r.gw.url,
@@ -316,8 +316,8 @@ func claudeReplyFrom(mailID, mailType string) func(client.Mail) bool {
 
 // turnsFor returns the model requests that opened a turn for a mail: a fresh
 // user turn (no tool result last) whose prompt names the mail id.
-func (r *claudeRig) turnsFor(mailID string) []fakemodel.Request {
-	var out []fakemodel.Request
+func (r *claudeRig) turnsFor(mailID string) []scriptedmodel.Request {
+	var out []scriptedmodel.Request
 	for _, q := range r.model.ModelRequests() {
 		if len(q.LastToolResults) == 0 && strings.Contains(q.UserText, "mail_id "+mailID) {
 			out = append(out, q)
@@ -328,8 +328,8 @@ func (r *claudeRig) turnsFor(mailID string) []fakemodel.Request {
 
 // requestsFor returns every model request of the turns for a mail (the
 // opening request and its tool-result follow-ups).
-func (r *claudeRig) requestsFor(mailID string) []fakemodel.Request {
-	var out []fakemodel.Request
+func (r *claudeRig) requestsFor(mailID string) []scriptedmodel.Request {
+	var out []scriptedmodel.Request
 	for _, q := range r.model.ModelRequests() {
 		if strings.Contains(q.UserText, "mail_id "+mailID) {
 			out = append(out, q)
@@ -340,8 +340,8 @@ func (r *claudeRig) requestsFor(mailID string) []fakemodel.Request {
 
 // toolResults returns the results of tool name seen by the model in the
 // requests for a mail.
-func (r *claudeRig) toolResults(mailID, name string) []fakemodel.ToolResult {
-	var out []fakemodel.ToolResult
+func (r *claudeRig) toolResults(mailID, name string) []scriptedmodel.ToolResult {
+	var out []scriptedmodel.ToolResult
 	for _, q := range r.requestsFor(mailID) {
 		for _, tr := range q.LastToolResults {
 			if strings.EqualFold(tr.Name, name) {

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/fakemodel"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // The "Done when" of issue 4: a real Claude Code answers mail. The gateway,
 // the bridge and Claude Code (with its MCP tool server, `agentmail mcp`) are
-// separate processes; only the model is scripted (fakemodel, in this test).
+// separate processes; only the model is scripted (internal/testkit/scriptedmodel, in this test).
 //
 // The script keys on a tag in each mail's subject, which the bridge's prompt
 // carries (B-3.4). Tags: [alpha] reads its mail through MCP and answers;
@@ -26,13 +26,13 @@ import (
 // brokenModel is the model the fake answers with HTTP 400.
 const brokenModel = "broken-model"
 
-func userHas(tag string) func(*fakemodel.Request) bool {
-	return func(q *fakemodel.Request) bool { return strings.Contains(q.UserText, tag) }
+func userHas(tag string) func(*scriptedmodel.Request) bool {
+	return func(q *scriptedmodel.Request) bool { return strings.Contains(q.UserText, tag) }
 }
 
 // bashCall is a reply that runs command with Claude Code's Bash tool.
-func bashCall(say, command string) fakemodel.Reply {
-	return fakemodel.Reply{Text: say, ToolCalls: []fakemodel.ToolCall{{Name: "Bash", Input: map[string]any{"command": command, "description": "create a file"}}}}
+func bashCall(say, command string) scriptedmodel.Reply {
+	return scriptedmodel.Reply{Text: say, ToolCalls: []scriptedmodel.ToolCall{{Name: "Bash", Input: map[string]any{"command": command, "description": "create a file"}}}}
 }
 
 const (
@@ -43,17 +43,17 @@ const (
 	epsilonAnswer = "Epsilon answer: read after the restart."
 )
 
-func claudeScript() []fakemodel.Rule {
-	return []fakemodel.Rule{
-		fakemodel.FailModel(brokenModel, 400, brokenModel+" is not available on this server"),
-		{Name: "alpha reads", UserContains: "[alpha]", Reply: fakemodel.Call("mcp__agentmail__read_inbox", map[string]any{})},
-		{Name: "alpha answers", ToolResultFor: "mcp__agentmail__read_inbox", Match: userHas("[alpha]"), Reply: fakemodel.Text(alphaAnswer)},
-		{Name: "beta", UserContains: "[beta]", Reply: fakemodel.Text(betaAnswer)},
+func claudeScript() []scriptedmodel.Rule {
+	return []scriptedmodel.Rule{
+		scriptedmodel.FailModel(brokenModel, 400, brokenModel+" is not available on this server"),
+		{Name: "alpha reads", UserContains: "[alpha]", Reply: scriptedmodel.Call("mcp__agentmail__read_inbox", map[string]any{})},
+		{Name: "alpha answers", ToolResultFor: "mcp__agentmail__read_inbox", Match: userHas("[alpha]"), Reply: scriptedmodel.Text(alphaAnswer)},
+		{Name: "beta", UserContains: "[beta]", Reply: scriptedmodel.Text(betaAnswer)},
 		{Name: "gamma runs", UserContains: "[gamma]", Reply: bashCall("Creating the file.", "touch approved.txt")},
-		{Name: "gamma answers", ToolResultFor: "Bash", Match: userHas("[gamma]"), Reply: fakemodel.Text(gammaAnswer)},
+		{Name: "gamma answers", ToolResultFor: "Bash", Match: userHas("[gamma]"), Reply: scriptedmodel.Text(gammaAnswer)},
 		{Name: "delta runs", UserContains: "[delta]", Reply: bashCall("Creating the file.", "touch denied.txt")},
-		{Name: "delta answers", ToolResultFor: "Bash", Match: userHas("[delta]"), Reply: fakemodel.Text(deltaAnswer)},
-		{Name: "epsilon", UserContains: "[epsilon]", Reply: fakemodel.Text(epsilonAnswer)},
+		{Name: "delta answers", ToolResultFor: "Bash", Match: userHas("[delta]"), Reply: scriptedmodel.Text(deltaAnswer)},
+		{Name: "epsilon", UserContains: "[epsilon]", Reply: scriptedmodel.Text(epsilonAnswer)},
 	}
 }
 

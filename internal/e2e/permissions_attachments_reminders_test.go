@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/platformtest"
 	"github.com/agentmail/agentmail/internal/store/storetest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
 )
 
 // The issue-3 end-to-end tests: the real `agentmail serve` binary, built
@@ -40,7 +40,7 @@ const xgAdminPassword = "e2e-admin-password"
 // xgBinary builds cmd/agentmail into dir.
 func xgBinary(t *testing.T, dir string) string {
 	t.Helper()
-	root, err := platformtest.RepoRoot()
+	root, err := platforms.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

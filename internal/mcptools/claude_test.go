@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // The real Claude Code (pinned, from the npm registry) starts `agentmail
@@ -22,14 +22,14 @@ import (
 // tools as mcp__agentmail__<tool> and calls read_inbox for a scripted
 // model; the rendered inbox reaches the model as the tool result.
 func TestClaudeCodeCallsAgentmailToolsOverMCP(t *testing.T) {
-	bin := platformtest.Require(t, platformtest.Claude)
+	bin := platforms.Require(t, platforms.Claude)
 	fg := newFakeGateway(t)
 	fg.addMail(sampleMail("m_1"))
-	model := fakemodel.NewTest(t,
-		fakemodel.Rule{Name: "read", UserContains: "check your mail", Reply: fakemodel.Call("mcp__agentmail__read_inbox", map[string]any{"limit": 3})},
-		fakemodel.Rule{Name: "after", ToolResultFor: "mcp__agentmail__read_inbox", Reply: fakemodel.Text("I read the inbox.")},
+	model := scriptedmodel.NewTest(t,
+		scriptedmodel.Rule{Name: "read", UserContains: "check your mail", Reply: scriptedmodel.Call("mcp__agentmail__read_inbox", map[string]any{"limit": 3})},
+		scriptedmodel.Rule{Name: "after", ToolResultFor: "mcp__agentmail__read_inbox", Reply: scriptedmodel.Text("I read the inbox.")},
 	)
-	env := platformtest.NewEnv(t)
+	env := platforms.NewEnv(t)
 	env.UseClaude(model.URL)
 	env.Set("ENABLE_TOOL_SEARCH", "false") // list MCP tools in tools[] directly
 	ws := realDir(t)
@@ -93,7 +93,7 @@ func TestClaudeCodeCallsAgentmailToolsOverMCP(t *testing.T) {
 // checkModelSawInbox checks that the model was offered every AgentMail tool
 // under the platform's name prefix (the same names on every platform) and
 // saw the shared inbox rendering as the result of read_inbox.
-func checkModelSawInbox(t *testing.T, model *fakemodel.Server, prefix string, limit int) {
+func checkModelSawInbox(t *testing.T, model *scriptedmodel.Server, prefix string, limit int) {
 	t.Helper()
 	offered := map[string]bool{}
 	var result string

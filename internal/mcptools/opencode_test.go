@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // The real opencode (pinned) starts `agentmail mcp` as a local MCP server
@@ -21,17 +21,17 @@ func TestOpenCodeCallsAgentmailToolsOverMCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opencode needs about 30 s to start in a fresh home; skipped with -short")
 	}
-	bin := platformtest.Require(t, platformtest.OpenCode)
+	bin := platforms.Require(t, platforms.OpenCode)
 	fg := newFakeGateway(t)
 	fg.addMail(sampleMail("m_1"))
-	model := fakemodel.NewTest(t,
-		fakemodel.Rule{Name: "read", UserContains: "check your mail", Reply: fakemodel.Call("agentmail_read_inbox", map[string]any{"limit": "2"})},
-		fakemodel.Rule{Name: "after", ToolResultFor: "agentmail_read_inbox", Reply: fakemodel.Text("I read the inbox.")},
+	model := scriptedmodel.NewTest(t,
+		scriptedmodel.Rule{Name: "read", UserContains: "check your mail", Reply: scriptedmodel.Call("agentmail_read_inbox", map[string]any{"limit": "2"})},
+		scriptedmodel.Rule{Name: "after", ToolResultFor: "agentmail_read_inbox", Reply: scriptedmodel.Text("I read the inbox.")},
 	)
-	env := platformtest.NewEnv(t)
+	env := platforms.NewEnv(t)
 	ws := realDir(t)
 	var cfg map[string]any
-	if err := json.Unmarshal([]byte(platformtest.OpenCodeConfig(model.OpenAIBaseURL())), &cfg); err != nil {
+	if err := json.Unmarshal([]byte(platforms.OpenCodeConfig(model.OpenAIBaseURL())), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg["mcp"] = map[string]any{"agentmail": map[string]any{

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,11 +45,11 @@ func serveTestMCP() {
 
 // setup starts the fake model with rules and an adapter that runs the real claude against
 // it in an isolated home.
-func setup(t *testing.T, rules ...fakemodel.Rule) (*Adapter, *fakemodel.Server) {
+func setup(t *testing.T, rules ...scriptedmodel.Rule) (*Adapter, *scriptedmodel.Server) {
 	t.Helper()
-	bin := platformtest.Require(t, platformtest.Claude)
-	s := fakemodel.NewTest(t, rules...)
-	env := platformtest.NewEnv(t)
+	bin := platforms.Require(t, platforms.Claude)
+	s := scriptedmodel.NewTest(t, rules...)
+	env := platforms.NewEnv(t)
 	env.UseClaude(s.URL)
 	a := New(Options{Environ: env.Environ()})
 	self, err := os.Executable()
@@ -80,7 +80,7 @@ func runTurn(t *testing.T, a *Adapter, req bridge.TurnRequest) bridge.TurnResult
 }
 
 func TestTurnAnswersWithLastTextInCwd(t *testing.T) {
-	a, s := setup(t, fakemodel.Rule{UserContains: "status please", Reply: fakemodel.Reply{Thinking: "private reasoning", Text: "all is well"}})
+	a, s := setup(t, scriptedmodel.Rule{UserContains: "status please", Reply: scriptedmodel.Reply{Thinking: "private reasoning", Text: "all is well"}})
 	dir := t.TempDir()
 	var startedPID int
 	var startedSession string
@@ -116,8 +116,8 @@ func TestTurnAnswersWithLastTextInCwd(t *testing.T) {
 
 func TestResumedTurnContinuesTheSameSession(t *testing.T) {
 	a, s := setup(t,
-		fakemodel.Rule{UserContains: "second question", Reply: fakemodel.Text("second answer")},
-		fakemodel.Rule{UserContains: "first question", Reply: fakemodel.Text("first answer")},
+		scriptedmodel.Rule{UserContains: "second question", Reply: scriptedmodel.Text("second answer")},
+		scriptedmodel.Rule{UserContains: "first question", Reply: scriptedmodel.Text("first answer")},
 	)
 	dir := t.TempDir()
 	first := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
@@ -152,10 +152,10 @@ func TestUnknownSessionIsErrSessionNotFound(t *testing.T) {
 
 // bashLoop is the script of the permission tests: the model runs `touch x` with Bash, then
 // answers with the tool result it saw.
-func bashLoop() []fakemodel.Rule {
-	return []fakemodel.Rule{
-		{ToolResultFor: "Bash", Reply: fakemodel.Text("bash finished")},
-		{UserContains: "make x", Reply: fakemodel.Reply{Text: "I will create it.", ToolCalls: []fakemodel.ToolCall{{ID: "toolu_touch", Name: "Bash", Input: map[string]any{"command": "touch x", "description": "create x"}}}}},
+func bashLoop() []scriptedmodel.Rule {
+	return []scriptedmodel.Rule{
+		{ToolResultFor: "Bash", Reply: scriptedmodel.Text("bash finished")},
+		{UserContains: "make x", Reply: scriptedmodel.Reply{Text: "I will create it.", ToolCalls: []scriptedmodel.ToolCall{{ID: "toolu_touch", Name: "Bash", Input: map[string]any{"command": "touch x", "description": "create x"}}}}},
 	}
 }
 
@@ -210,7 +210,7 @@ func TestPermissionDenyBlocksTheTool(t *testing.T) {
 }
 
 func TestModelHTTP400IsAFailureWithTheReason(t *testing.T) {
-	a, s := setup(t, fakemodel.FailModel("broken-model", 400, "broken-model is not available"))
+	a, s := setup(t, scriptedmodel.FailModel("broken-model", 400, "broken-model is not available"))
 	var verdict error
 	res, err := a.RunTurn(context.Background(), bridge.TurnRequest{
 		Cwd: t.TempDir(), Prompt: "hi", Model: &client.ModelRef{Provider: "anthropic", Model: "broken-model"},
@@ -240,8 +240,8 @@ func TestModelHTTP400IsAFailureWithTheReason(t *testing.T) {
 
 func TestMCPToolsAreOfferedWithTheTurnEnvironment(t *testing.T) {
 	a, s := setup(t,
-		fakemodel.Rule{ToolResultFor: "mcp__agentmail__whoami", Reply: fakemodel.Text("tool answered")},
-		fakemodel.Rule{UserContains: "who am i", Reply: fakemodel.Call("mcp__agentmail__whoami", map[string]any{})},
+		scriptedmodel.Rule{ToolResultFor: "mcp__agentmail__whoami", Reply: scriptedmodel.Text("tool answered")},
+		scriptedmodel.Rule{UserContains: "who am i", Reply: scriptedmodel.Call("mcp__agentmail__whoami", map[string]any{})},
 	)
 	asked := false
 	res := runTurn(t, a, bridge.TurnRequest{
@@ -369,15 +369,15 @@ func TestWithoutPermissionFuncClaudeRefusesTheTool(t *testing.T) {
 // prints its environment, Claude Code's environment (/proc/$PPID/environ) and the
 // --mcp-config file of its parent.
 func TestClaudesOwnShellSeesNoAgentKeyOnlyTheTurnToken(t *testing.T) {
-	bin := platformtest.Require(t, platformtest.Claude)
+	bin := platforms.Require(t, platforms.Claude)
 	const secret = "ak_bridge_secret_0123456789"
 	cmd := `env; echo ---; tr '\0' '\n' < /proc/$PPID/environ; echo ---; ` +
 		`f=$(tr '\0' '\n' < /proc/$PPID/cmdline | grep -A1 -x -- --mcp-config | tail -1); echo "config=$f"; cat "$f"`
-	s := fakemodel.NewTest(t,
-		fakemodel.Rule{ToolResultFor: "Bash", Reply: fakemodel.Text("looked")},
-		fakemodel.Rule{UserContains: "look around", Reply: fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "toolu_env", Name: "Bash", Input: map[string]any{"command": cmd, "description": "look"}}}}},
+	s := scriptedmodel.NewTest(t,
+		scriptedmodel.Rule{ToolResultFor: "Bash", Reply: scriptedmodel.Text("looked")},
+		scriptedmodel.Rule{UserContains: "look around", Reply: scriptedmodel.Reply{ToolCalls: []scriptedmodel.ToolCall{{ID: "toolu_env", Name: "Bash", Input: map[string]any{"command": cmd, "description": "look"}}}}},
 	)
-	env := platformtest.NewEnv(t)
+	env := platforms.NewEnv(t)
 	env.UseClaude(s.URL)
 	env.Set("AGENTMAIL_AGENT_KEY", secret)
 	a := New(Options{Environ: env.Environ()})

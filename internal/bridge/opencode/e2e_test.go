@@ -11,8 +11,8 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // The issue's "Done when" for opencode: `agentmail serve`, `agentmail bridge --platform
@@ -33,21 +33,21 @@ const (
 	epsilonAnswer = "Epsilon answer: read after the restart."
 )
 
-func ocBash(say, command string) fakemodel.Reply {
-	return fakemodel.Reply{Text: say, ToolCalls: []fakemodel.ToolCall{{Name: "bash", Input: map[string]any{"command": command, "description": "create a file"}}}}
+func ocBash(say, command string) scriptedmodel.Reply {
+	return scriptedmodel.Reply{Text: say, ToolCalls: []scriptedmodel.ToolCall{{Name: "bash", Input: map[string]any{"command": command, "description": "create a file"}}}}
 }
 
-func ocScript() []fakemodel.Rule {
-	return []fakemodel.Rule{
-		fakemodel.FailModel("broken-model", 400, "broken-model is not available on this server"),
-		{Name: "alpha reads", UserContains: "[alpha]", Reply: fakemodel.Call("agentmail_read_inbox", map[string]any{})},
-		{Name: "alpha answers", ToolResultFor: "agentmail_read_inbox", Match: mailrig.UserHas("[alpha]"), Reply: fakemodel.Text(alphaAnswer)},
-		{Name: "beta", UserContains: "[beta]", Reply: fakemodel.Text(betaAnswer)},
+func ocScript() []scriptedmodel.Rule {
+	return []scriptedmodel.Rule{
+		scriptedmodel.FailModel("broken-model", 400, "broken-model is not available on this server"),
+		{Name: "alpha reads", UserContains: "[alpha]", Reply: scriptedmodel.Call("agentmail_read_inbox", map[string]any{})},
+		{Name: "alpha answers", ToolResultFor: "agentmail_read_inbox", Match: mailrig.UserHas("[alpha]"), Reply: scriptedmodel.Text(alphaAnswer)},
+		{Name: "beta", UserContains: "[beta]", Reply: scriptedmodel.Text(betaAnswer)},
 		{Name: "gamma runs", UserContains: "[gamma]", Reply: ocBash("Creating the file.", "touch approved.txt")},
-		{Name: "gamma answers", ToolResultFor: "bash", Match: mailrig.UserHas("[gamma]"), Reply: fakemodel.Text(gammaAnswer)},
+		{Name: "gamma answers", ToolResultFor: "bash", Match: mailrig.UserHas("[gamma]"), Reply: scriptedmodel.Text(gammaAnswer)},
 		{Name: "delta runs", UserContains: "[delta]", Reply: ocBash("Creating the file.", "touch denied.txt")},
-		{Name: "delta answers", ToolResultFor: "bash", Match: mailrig.UserHas("[delta]"), Reply: fakemodel.Text(deltaAnswer)},
-		{Name: "epsilon", UserContains: "[epsilon]", Model: "fake-model", Reply: fakemodel.Text(epsilonAnswer)},
+		{Name: "delta answers", ToolResultFor: "bash", Match: mailrig.UserHas("[delta]"), Reply: scriptedmodel.Text(deltaAnswer)},
+		{Name: "epsilon", UserContains: "[epsilon]", Model: "fake-model", Reply: scriptedmodel.Text(epsilonAnswer)},
 	}
 }
 
@@ -59,7 +59,7 @@ func TestE2EOpenCodeAnswersMail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test with real processes")
 	}
-	r := mailrig.New(t, platformtest.OpenCode, ocAgent, ocScript()...)
+	r := mailrig.New(t, platforms.OpenCode, ocAgent, ocScript()...)
 	r.Env.UseOpenCode(r.Model.OpenAIBaseURL(), "fake-model", "broken-model")
 	ctx := context.Background()
 	bridge1 := r.StartBridge()
@@ -164,7 +164,7 @@ func TestE2EOpenCodeAnswersMail(t *testing.T) {
 	// While the bridge is down: the admin puts a broken model first, and a mail arrives.
 	bridge1.Stop()
 	if _, err := r.Admin.AdminSetAgentModels(ctx, ocAgent, client.AllowedModels{AllowedModels: []client.ModelRef{
-		{Provider: platformtest.FakeProvider, Model: "broken-model"}, {Provider: platformtest.FakeProvider, Model: "fake-model"}}}); err != nil {
+		{Provider: platforms.FakeProvider, Model: "broken-model"}, {Provider: platforms.FakeProvider, Model: "fake-model"}}}); err != nil {
 		t.Fatalf("setting the model scope: %v", err)
 	}
 	dir4 := mailrig.Workspace(t, "offline")

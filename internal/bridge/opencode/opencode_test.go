@@ -14,8 +14,8 @@ import (
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
 	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,11 +53,11 @@ var testModels = []string{"fake-model", "broken-model", "flaky-model"}
 
 // setup starts the fake model with rules and an adapter whose opencode server runs
 // against it in an isolated home.
-func setup(t *testing.T, rules ...fakemodel.Rule) (*Adapter, *fakemodel.Server) {
+func setup(t *testing.T, rules ...scriptedmodel.Rule) (*Adapter, *scriptedmodel.Server) {
 	t.Helper()
-	bin := platformtest.Require(t, platformtest.OpenCode)
-	s := fakemodel.NewTest(t, rules...)
-	env := platformtest.NewEnv(t)
+	bin := platforms.Require(t, platforms.OpenCode)
+	s := scriptedmodel.NewTest(t, rules...)
+	env := platforms.NewEnv(t)
 	env.UseOpenCode(s.OpenAIBaseURL(), testModels...)
 	a := New(Options{Environ: env.Environ()})
 	self, err := os.Executable()
@@ -112,32 +112,32 @@ func (v *verdicts) list() []error {
 }
 
 func fakeModel(name string) *client.ModelRef {
-	return &client.ModelRef{Provider: platformtest.FakeProvider, Model: name}
+	return &client.ModelRef{Provider: platforms.FakeProvider, Model: name}
 }
 
 // script is the fake model's script for every subtest of TestAgainstRealOpenCode; each
 // subtest uses its own words.
-func script() []fakemodel.Rule {
-	return []fakemodel.Rule{
-		fakemodel.FailModel("broken-model", 400, "broken-model does not exist"),
-		fakemodel.FailModel("flaky-model", 503, "flaky-model is overloaded"),
-		{ToolResultFor: "agentmail_whoami", Reply: fakemodel.Text("tool answered")},
-		{ToolResultFor: "bash", Reply: fakemodel.Text("bash finished")},
-		{UserContains: "who am i", Reply: fakemodel.Call("agentmail_whoami", map[string]any{})},
-		{UserContains: "make the file", Reply: fakemodel.Reply{Text: "I will create it.", ToolCalls: []fakemodel.ToolCall{
+func script() []scriptedmodel.Rule {
+	return []scriptedmodel.Rule{
+		scriptedmodel.FailModel("broken-model", 400, "broken-model does not exist"),
+		scriptedmodel.FailModel("flaky-model", 503, "flaky-model is overloaded"),
+		{ToolResultFor: "agentmail_whoami", Reply: scriptedmodel.Text("tool answered")},
+		{ToolResultFor: "bash", Reply: scriptedmodel.Text("bash finished")},
+		{UserContains: "who am i", Reply: scriptedmodel.Call("agentmail_whoami", map[string]any{})},
+		{UserContains: "make the file", Reply: scriptedmodel.Reply{Text: "I will create it.", ToolCalls: []scriptedmodel.ToolCall{
 			{ID: "call_touch", Name: "bash", Input: map[string]any{"command": "touch made.txt", "description": "create the file"}}}}},
-		{UserContains: "status please", Reply: fakemodel.Reply{Thinking: "private reasoning", Text: "all is well"}},
-		{UserContains: "second question", Reply: fakemodel.Text("second answer")},
-		{UserContains: "first question", Reply: fakemodel.Text("first answer")},
-		{UserContains: "do the work", Model: "fake-model", Reply: fakemodel.Text("work done")},
-		{UserContains: "name me", Reply: fakemodel.Text("named")},
-		{UserContains: "after the stop", Reply: fakemodel.Text("still here")},
+		{UserContains: "status please", Reply: scriptedmodel.Reply{Thinking: "private reasoning", Text: "all is well"}},
+		{UserContains: "second question", Reply: scriptedmodel.Text("second answer")},
+		{UserContains: "first question", Reply: scriptedmodel.Text("first answer")},
+		{UserContains: "do the work", Model: "fake-model", Reply: scriptedmodel.Text("work done")},
+		{UserContains: "name me", Reply: scriptedmodel.Text("named")},
+		{UserContains: "after the stop", Reply: scriptedmodel.Text("still here")},
 	}
 }
 
 // lastRequestFor returns the last turn request (not a title request) whose conversation
 // has a user message containing phrase.
-func lastRequestFor(t *testing.T, s *fakemodel.Server, phrase string) fakemodel.Request {
+func lastRequestFor(t *testing.T, s *scriptedmodel.Server, phrase string) scriptedmodel.Request {
 	t.Helper()
 	reqs := s.ModelRequests()
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -151,7 +151,7 @@ func lastRequestFor(t *testing.T, s *fakemodel.Server, phrase string) fakemodel.
 		}
 	}
 	t.Fatalf("no model request for %q", phrase)
-	return fakemodel.Request{}
+	return scriptedmodel.Request{}
 }
 
 // TestAgainstRealOpenCode runs every behaviour against one real `opencode serve` (starting
@@ -211,8 +211,8 @@ func TestAgainstRealOpenCode(t *testing.T) {
 			}
 		}
 		// B-3.2: no placeholder title was set; opencode's own title request named the session.
-		if res.Title != fakemodel.DefaultTitle {
-			t.Errorf("title %q, want the generated %q", res.Title, fakemodel.DefaultTitle)
+		if res.Title != scriptedmodel.DefaultTitle {
+			t.Errorf("title %q, want the generated %q", res.Title, scriptedmodel.DefaultTitle)
 		}
 	})
 
@@ -368,7 +368,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 			got[m.Provider+"/"+m.Model] = true
 		}
 		for _, m := range testModels {
-			if !got[platformtest.FakeProvider+"/"+m] {
+			if !got[platforms.FakeProvider+"/"+m] {
 				t.Fatalf("models %+v lack %s", models, m)
 			}
 		}
@@ -463,7 +463,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 }
 
 func TestAServerThatDiesDuringATurnFailsTheTurnAndTheNextOne(t *testing.T) {
-	a, _ := setup(t, fakemodel.Rule{UserContains: "make the file", Reply: fakemodel.Call("bash", map[string]any{"command": "touch made.txt", "description": "x"})})
+	a, _ := setup(t, scriptedmodel.Rule{UserContains: "make the file", Reply: scriptedmodel.Call("bash", map[string]any{"command": "touch made.txt", "description": "x"})})
 	pid := a.serverPID()
 	res, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "please make the file",
 		Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {

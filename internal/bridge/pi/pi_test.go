@@ -17,8 +17,8 @@ import (
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
 	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,29 +59,29 @@ func serveTestMCP() {
 var testModels = []string{"fake-model", "broken-model"}
 
 // script is the fake model's script for every subtest; each subtest uses its own words.
-func script() []fakemodel.Rule {
-	return []fakemodel.Rule{
-		fakemodel.FailModel("broken-model", 400, "broken-model does not exist"),
-		{ToolResultFor: "whoami", Reply: fakemodel.Text("tool answered")},
-		{ToolResultFor: "bash", Reply: fakemodel.Text("bash finished")},
-		{UserContains: "who am i", Reply: fakemodel.Call("whoami", map[string]any{})},
-		{UserContains: "make the file", Reply: fakemodel.Reply{Text: "I will create it.", ToolCalls: []fakemodel.ToolCall{
+func script() []scriptedmodel.Rule {
+	return []scriptedmodel.Rule{
+		scriptedmodel.FailModel("broken-model", 400, "broken-model does not exist"),
+		{ToolResultFor: "whoami", Reply: scriptedmodel.Text("tool answered")},
+		{ToolResultFor: "bash", Reply: scriptedmodel.Text("bash finished")},
+		{UserContains: "who am i", Reply: scriptedmodel.Call("whoami", map[string]any{})},
+		{UserContains: "make the file", Reply: scriptedmodel.Reply{Text: "I will create it.", ToolCalls: []scriptedmodel.ToolCall{
 			{ID: "call_touch", Name: "bash", Input: map[string]any{"command": "touch made.txt"}}}}},
-		{UserContains: "status please", Reply: fakemodel.Reply{Thinking: "private reasoning", Text: "all is well", MessageID: "chatcmpl-status"}},
-		{UserContains: "second question", Reply: fakemodel.Text("second answer")},
-		{UserContains: "first question", Reply: fakemodel.Text("first answer")},
-		{UserContains: "queued question", Reply: fakemodel.Text("queued answer")},
-		{UserContains: "after the restart", Reply: fakemodel.Text("resumed answer")},
-		{UserContains: "do the work", Model: "fake-model", Reply: fakemodel.Text("work done")},
-		{UserContains: "name me", Reply: fakemodel.Text("named")},
-		{UserContains: "after the stop", Reply: fakemodel.Text("still here")},
+		{UserContains: "status please", Reply: scriptedmodel.Reply{Thinking: "private reasoning", Text: "all is well", MessageID: "chatcmpl-status"}},
+		{UserContains: "second question", Reply: scriptedmodel.Text("second answer")},
+		{UserContains: "first question", Reply: scriptedmodel.Text("first answer")},
+		{UserContains: "queued question", Reply: scriptedmodel.Text("queued answer")},
+		{UserContains: "after the restart", Reply: scriptedmodel.Text("resumed answer")},
+		{UserContains: "do the work", Model: "fake-model", Reply: scriptedmodel.Text("work done")},
+		{UserContains: "name me", Reply: scriptedmodel.Text("named")},
+		{UserContains: "after the stop", Reply: scriptedmodel.Text("still here")},
 	}
 }
 
 type fixture struct {
 	a        *Adapter
-	s        *fakemodel.Server
-	env      *platformtest.Env
+	s        *scriptedmodel.Server
+	env      *platforms.Env
 	agentDir string
 }
 
@@ -89,9 +89,9 @@ type fixture struct {
 // isolated home.
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	bin := platformtest.Require(t, platformtest.Pi)
-	s := fakemodel.NewTest(t, script()...)
-	env := platformtest.NewEnv(t)
+	bin := platforms.Require(t, platforms.Pi)
+	s := scriptedmodel.NewTest(t, script()...)
+	env := platforms.NewEnv(t)
 	agentDir, err := env.UsePi(s.OpenAIBaseURL(), testModels...)
 	if err != nil {
 		t.Fatal(err)
@@ -149,12 +149,12 @@ func (v *verdicts) list() []error {
 }
 
 func fakeModel(name string) *client.ModelRef {
-	return &client.ModelRef{Provider: platformtest.FakeProvider, Model: name}
+	return &client.ModelRef{Provider: platforms.FakeProvider, Model: name}
 }
 
 // lastRequestFor returns the last model request whose conversation has a user message
 // containing phrase.
-func lastRequestFor(t *testing.T, s *fakemodel.Server, phrase string) fakemodel.Request {
+func lastRequestFor(t *testing.T, s *scriptedmodel.Server, phrase string) scriptedmodel.Request {
 	t.Helper()
 	reqs := s.ModelRequests()
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -165,10 +165,10 @@ func lastRequestFor(t *testing.T, s *fakemodel.Server, phrase string) fakemodel.
 		}
 	}
 	t.Fatalf("no model request for %q", phrase)
-	return fakemodel.Request{}
+	return scriptedmodel.Request{}
 }
 
-func history(r fakemodel.Request) string {
+func history(r scriptedmodel.Request) string {
 	h := ""
 	for _, m := range r.Messages {
 		h += m.Role + ":" + m.Text + "\n"
@@ -484,7 +484,7 @@ func TestAgainstRealPi(t *testing.T) {
 			got[m.Provider+"/"+m.Model] = true
 		}
 		for _, m := range testModels {
-			if !got[platformtest.FakeProvider+"/"+m] {
+			if !got[platforms.FakeProvider+"/"+m] {
 				t.Fatalf("models %+v lack %s", models, m)
 			}
 		}

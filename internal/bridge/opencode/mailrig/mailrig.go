@@ -1,7 +1,7 @@
 // Package mailrig runs AgentMail as separate processes for the end-to-end tests of the
 // opencode and pi adapters: the gateway (`agentmail serve`) and the bridge (`agentmail
 // bridge --platform NAME`), both from one build of cmd/agentmail, with the platform
-// pinned by scripts/install-platforms.sh and the scripted model of internal/fakemodel.
+// pinned by scripts/install-platforms.sh and the scripted model of internal/testkit/scriptedmodel.
 // Only the model is scripted; everything else is the real binary talking HTTP.
 //
 // It is shared by the tests of internal/bridge/opencode and internal/bridge/pi.
@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // Wait is the deadline of every condition the tests wait on: a platform needs seconds
@@ -53,7 +53,7 @@ func Binary(t testing.TB) string {
 		return b
 	}
 	buildOnce.Do(func() {
-		root, err := platformtest.RepoRoot()
+		root, err := platforms.RepoRoot()
 		if err != nil {
 			buildErr = err
 			return
@@ -110,17 +110,17 @@ func (l *Log) Count(substr string) int { return strings.Count(l.String(), substr
 // model, and the isolated environment the bridge and its platform run in.
 type Rig struct {
 	T        *testing.T
-	Platform platformtest.Platform
+	Platform platforms.Platform
 	Agent    string
 	URL      string
 	Admin    *client.Client // the person "admin", signed in with a cookie
 	AgentKey string
 	// DataDir is the gateway's data directory (AGENTMAIL_DATA_DIR of `agentmail serve`).
 	DataDir string
-	Model   *fakemodel.Server
-	// Env is the environment of every bridge process: platformtest's isolated one plus
+	Model   *scriptedmodel.Server
+	// Env is the environment of every bridge process: platforms's isolated one plus
 	// the AGENTMAIL_* settings. Tests add the platform's provider configuration to it.
-	Env *platformtest.Env
+	Env *platforms.Env
 
 	gwLog   *Log
 	bridges []*Bridge
@@ -130,11 +130,11 @@ var listenLine = regexp.MustCompile(`agentmail gateway on (http://\S+)`)
 
 // New starts the gateway and the scripted model and registers an agent key for agent.
 // It skips (or under CI=true fails) when the platform is not installed.
-func New(t *testing.T, platform platformtest.Platform, agent string, rules ...fakemodel.Rule) *Rig {
+func New(t *testing.T, platform platforms.Platform, agent string, rules ...scriptedmodel.Rule) *Rig {
 	t.Helper()
-	platformBin := platformtest.Require(t, platform)
+	platformBin := platforms.Require(t, platform)
 	r := &Rig{T: t, Platform: platform, Agent: agent, gwLog: &Log{}}
-	r.Model = fakemodel.NewTest(t, rules...)
+	r.Model = scriptedmodel.NewTest(t, rules...)
 	r.startGateway()
 	ctx := context.Background()
 	r.Admin = client.New(r.URL, client.WithCookieJar())
@@ -146,13 +146,13 @@ func New(t *testing.T, platform platformtest.Platform, agent string, rules ...fa
 		Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatalf("mailrig: registering the agent key: %v\n%s", err, r.gwLog)
 	}
-	r.Env = platformtest.NewEnv(t)
+	r.Env = platforms.NewEnv(t)
 	for k, v := range map[string]string{
-		"AGENTMAIL_GATEWAY_URL":       r.URL,
-		"AGENTMAIL_AGENT_KEY":         r.AgentKey,
-		"AGENTMAIL_AGENT_NAME":        agent,
-		"AGENTMAIL_PERMISSION_MODE":   "workspace",
-		platformtest.BinEnv(platform): platformBin,
+		"AGENTMAIL_GATEWAY_URL":     r.URL,
+		"AGENTMAIL_AGENT_KEY":       r.AgentKey,
+		"AGENTMAIL_AGENT_NAME":      agent,
+		"AGENTMAIL_PERMISSION_MODE": "workspace",
+		platforms.BinEnv(platform):  platformBin,
 	} {
 		r.Env.Set(k, v)
 	}
@@ -389,8 +389,8 @@ func (r *Rig) ReplyFrom(mailID, mailType string) func(client.Mail) bool {
 
 // TurnsFor returns the model requests that opened a turn for a mail: a fresh user turn
 // (no tool result last, not a title request) whose prompt names the mail id.
-func (r *Rig) TurnsFor(mailID string) []fakemodel.Request {
-	var out []fakemodel.Request
+func (r *Rig) TurnsFor(mailID string) []scriptedmodel.Request {
+	var out []scriptedmodel.Request
 	for _, q := range r.Model.ModelRequests() {
 		if !q.Title && len(q.LastToolResults) == 0 && strings.Contains(q.UserText, "mail_id "+mailID) {
 			out = append(out, q)
@@ -400,8 +400,8 @@ func (r *Rig) TurnsFor(mailID string) []fakemodel.Request {
 }
 
 // RequestsFor returns every model request of the turns for a mail.
-func (r *Rig) RequestsFor(mailID string) []fakemodel.Request {
-	var out []fakemodel.Request
+func (r *Rig) RequestsFor(mailID string) []scriptedmodel.Request {
+	var out []scriptedmodel.Request
 	for _, q := range r.Model.ModelRequests() {
 		if !q.Title && strings.Contains(q.UserText, "mail_id "+mailID) {
 			out = append(out, q)
@@ -411,8 +411,8 @@ func (r *Rig) RequestsFor(mailID string) []fakemodel.Request {
 }
 
 // ToolResults returns the results of tool name the model saw in a mail's turns.
-func (r *Rig) ToolResults(mailID, name string) []fakemodel.ToolResult {
-	var out []fakemodel.ToolResult
+func (r *Rig) ToolResults(mailID, name string) []scriptedmodel.ToolResult {
+	var out []scriptedmodel.ToolResult
 	for _, q := range r.RequestsFor(mailID) {
 		for _, tr := range q.LastToolResults {
 			if strings.EqualFold(tr.Name, name) {
@@ -434,6 +434,6 @@ func Workspace(t *testing.T, name string) string {
 }
 
 // UserHas matches model requests whose last user text contains tag.
-func UserHas(tag string) func(*fakemodel.Request) bool {
-	return func(q *fakemodel.Request) bool { return strings.Contains(q.UserText, tag) }
+func UserHas(tag string) func(*scriptedmodel.Request) bool {
+	return func(q *scriptedmodel.Request) bool { return strings.Contains(q.UserText, tag) }
 }

@@ -1,12 +1,12 @@
-// Package platformtest gives tests the installed agent platforms (Claude Code, opencode,
+// Package platforms gives tests the installed agent platforms (Claude Code, opencode,
 // pi): where their binaries are, an isolated environment that keeps them offline and away
-// from the real home folder, and configuration that points them at a fakemodel server.
+// from the real home folder, and configuration that points them at a scriptedmodel server.
 //
 // Binaries come from AGENTMAIL_CLAUDE_BIN / AGENTMAIL_OPENCODE_BIN / AGENTMAIL_PI_BIN, else
 // from the prefix that scripts/install-platforms.sh fills (AGENTMAIL_PLATFORMS_PREFIX, default
 // <repo>/.cache/platforms). A missing platform skips the test, except under CI=true, where it
 // fails it: CI must have run scripts/install-platforms.sh.
-package platformtest
+package platforms
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ func RepoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("platformtest: no go.mod above the working directory; run tests inside the repository")
+			return "", errors.New("platforms: no go.mod above the working directory; run tests inside the repository")
 		}
 		dir = parent
 	}
@@ -76,12 +76,12 @@ func Prefix() (string, error) {
 // The error says how to install the platform.
 func Bin(p Platform) (string, error) {
 	if _, ok := Pinned[p]; !ok {
-		return "", fmt.Errorf("platformtest: unknown platform %q (known: claude, opencode, pi)", p)
+		return "", fmt.Errorf("platforms: unknown platform %q (known: claude, opencode, pi)", p)
 	}
 	if v := os.Getenv(BinEnv(p)); v != "" {
 		path, err := exec.LookPath(v)
 		if err != nil {
-			return "", fmt.Errorf("platformtest: %s=%q is not an executable: %w", BinEnv(p), v, err)
+			return "", fmt.Errorf("platforms: %s=%q is not an executable: %w", BinEnv(p), v, err)
 		}
 		return filepath.Abs(path)
 	}
@@ -91,7 +91,7 @@ func Bin(p Platform) (string, error) {
 	}
 	path := filepath.Join(prefix, string(p), "node_modules", ".bin", string(p))
 	if st, err := os.Stat(path); err != nil || st.IsDir() {
-		return "", fmt.Errorf("platformtest: %s is not installed at %s: run scripts/install-platforms.sh %s, or set %s", p, path, p, BinEnv(p))
+		return "", fmt.Errorf("platforms: %s is not installed at %s: run scripts/install-platforms.sh %s, or set %s", p, path, p, BinEnv(p))
 	}
 	return path, nil
 }
@@ -141,7 +141,7 @@ func NewEnv(t testing.TB) *Env {
 	}
 	for _, d := range []string{e.Home, e.ConfigDir, e.DataDir, e.CacheDir, e.StateDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatalf("platformtest: make %s: %v", d, err)
+			t.Fatalf("platforms: make %s: %v", d, err)
 		}
 	}
 	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
@@ -192,7 +192,7 @@ func (e *Env) Environ() []string {
 }
 
 // UseClaude points Claude Code at an Anthropic-compatible server at baseURL
-// (fakemodel.Server.URL) with a dummy key.
+// (scriptedmodel.Server.URL) with a dummy key.
 func (e *Env) UseClaude(baseURL string) {
 	e.Set("ANTHROPIC_BASE_URL", baseURL)
 	e.Set("ANTHROPIC_API_KEY", "sk-ant-fakemodel")

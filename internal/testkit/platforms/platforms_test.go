@@ -1,4 +1,4 @@
-package platformtest
+package platforms
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/internal/fakemodel"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // runPlatform runs bin with args in dir under env and returns stdout; it fails the test
 // on a non-zero exit, printing stderr and the model requests.
-func runPlatform(t *testing.T, s *fakemodel.Server, env *Env, dir, bin string, args ...string) string {
+func runPlatform(t *testing.T, s *scriptedmodel.Server, env *Env, dir, bin string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -34,7 +34,7 @@ func runPlatform(t *testing.T, s *fakemodel.Server, env *Env, dir, bin string, a
 }
 
 // describe lists the logged requests, one a line, for failure messages.
-func describe(s *fakemodel.Server) string {
+func describe(s *scriptedmodel.Server) string {
 	var b strings.Builder
 	for _, r := range s.Requests() {
 		b.WriteString(string(r.Protocol) + " " + r.Method + " " + r.Path + " model=" + r.Model + " rule=" + r.Rule + " user=" + strings.ReplaceAll(r.UserText, "\n", " ") + "\n")
@@ -57,7 +57,7 @@ func claudeResult(t *testing.T, out string) map[string]any {
 
 func TestClaudeCodeAnswersWithScriptedText(t *testing.T) {
 	bin := Require(t, Claude)
-	s := fakemodel.NewTest(t, fakemodel.Rule{UserContains: "hi", Reply: fakemodel.Text("hello from the fake")})
+	s := scriptedmodel.NewTest(t, scriptedmodel.Rule{UserContains: "hi", Reply: scriptedmodel.Text("hello from the fake")})
 	env := NewEnv(t)
 	env.UseClaude(s.URL)
 	out := runPlatform(t, s, env, t.TempDir(), bin, "-p", "hi", "--output-format", "stream-json", "--verbose")
@@ -74,9 +74,9 @@ func TestClaudeCodeAnswersWithScriptedText(t *testing.T) {
 
 func TestClaudeCodeRunsScriptedBashLoop(t *testing.T) {
 	bin := Require(t, Claude)
-	s := fakemodel.NewTest(t,
-		fakemodel.Rule{ToolResultFor: "Bash", Reply: fakemodel.Text("done after tool")},
-		fakemodel.Rule{UserContains: "make x", Reply: fakemodel.Call("Bash", map[string]any{"command": "touch x", "description": "make x"})},
+	s := scriptedmodel.NewTest(t,
+		scriptedmodel.Rule{ToolResultFor: "Bash", Reply: scriptedmodel.Text("done after tool")},
+		scriptedmodel.Rule{UserContains: "make x", Reply: scriptedmodel.Call("Bash", map[string]any{"command": "touch x", "description": "make x"})},
 	)
 	env := NewEnv(t)
 	env.UseClaude(s.URL)
@@ -92,7 +92,7 @@ func TestClaudeCodeRunsScriptedBashLoop(t *testing.T) {
 
 func TestOpenCodeAnswersWithScriptedText(t *testing.T) {
 	bin := Require(t, OpenCode)
-	s := fakemodel.NewTest(t, fakemodel.Rule{UserContains: "hi", Reply: fakemodel.Text("hello from the fake")})
+	s := scriptedmodel.NewTest(t, scriptedmodel.Rule{UserContains: "hi", Reply: scriptedmodel.Text("hello from the fake")})
 	env := NewEnv(t)
 	env.UseOpenCode(s.OpenAIBaseURL())
 	out := runPlatform(t, s, env, t.TempDir(), bin, "run", "hi")
@@ -116,9 +116,9 @@ func TestOpenCodeAnswersWithScriptedText(t *testing.T) {
 
 func TestOpenCodeRunsScriptedBashLoop(t *testing.T) {
 	bin := Require(t, OpenCode)
-	s := fakemodel.NewTest(t,
-		fakemodel.Rule{ToolResultFor: "bash", Reply: fakemodel.Text("done after tool")},
-		fakemodel.Rule{UserContains: "make x", Reply: fakemodel.Call("bash", map[string]any{"command": "touch x", "description": "make x"})},
+	s := scriptedmodel.NewTest(t,
+		scriptedmodel.Rule{ToolResultFor: "bash", Reply: scriptedmodel.Text("done after tool")},
+		scriptedmodel.Rule{UserContains: "make x", Reply: scriptedmodel.Call("bash", map[string]any{"command": "touch x", "description": "make x"})},
 	)
 	env := NewEnv(t)
 	env.UseOpenCode(s.OpenAIBaseURL())
@@ -134,7 +134,7 @@ func TestOpenCodeRunsScriptedBashLoop(t *testing.T) {
 
 func TestPiAnswersWithScriptedText(t *testing.T) {
 	bin := Require(t, Pi)
-	s := fakemodel.NewTest(t, fakemodel.Rule{UserContains: "hi", Reply: fakemodel.Text("hello from the fake")})
+	s := scriptedmodel.NewTest(t, scriptedmodel.Rule{UserContains: "hi", Reply: scriptedmodel.Text("hello from the fake")})
 	env := NewEnv(t)
 	if _, err := env.UsePi(s.OpenAIBaseURL()); err != nil {
 		t.Fatal(err)
@@ -147,9 +147,9 @@ func TestPiAnswersWithScriptedText(t *testing.T) {
 
 func TestPiRunsScriptedBashLoop(t *testing.T) {
 	bin := Require(t, Pi)
-	s := fakemodel.NewTest(t,
-		fakemodel.Rule{ToolResultFor: "bash", Reply: fakemodel.Text("done after tool")},
-		fakemodel.Rule{UserContains: "make x", Reply: fakemodel.Call("bash", map[string]any{"command": "touch x"})},
+	s := scriptedmodel.NewTest(t,
+		scriptedmodel.Rule{ToolResultFor: "bash", Reply: scriptedmodel.Text("done after tool")},
+		scriptedmodel.Rule{UserContains: "make x", Reply: scriptedmodel.Call("bash", map[string]any{"command": "touch x"})},
 	)
 	env := NewEnv(t)
 	if _, err := env.UsePi(s.OpenAIBaseURL()); err != nil {

@@ -1,4 +1,4 @@
-package fakemodel
+package scriptedmodel
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-// Package fakemodel is a scripted model server for tests. It speaks the Anthropic
+// Package scriptedmodel is a scripted model server for tests. It speaks the Anthropic
 // Messages API (POST /v1/messages, streaming SSE or plain JSON, plus count_tokens) and the
 // OpenAI chat completions API (POST /v1/chat/completions, streaming or not, GET /v1/models),
 // so that the real agent platforms (Claude Code, opencode, pi) can be run headless against it.
@@ -6,7 +6,7 @@
 // A Script is an ordered list of Rules; the first rule that matches a request answers it
 // with text, tool calls, or a failure. Every request is recorded in a thread-safe log
 // that tests can inspect.
-package fakemodel
+package scriptedmodel
 
 import (
 	"encoding/json"
@@ -123,11 +123,11 @@ func (c ToolCall) inputJSON() (string, error) {
 		if json.Valid([]byte(v)) {
 			return v, nil
 		}
-		return "", fmt.Errorf("fakemodel: tool call %q: Input string is not JSON; pass a map or struct", c.Name)
+		return "", fmt.Errorf("scriptedmodel: tool call %q: Input string is not JSON; pass a map or struct", c.Name)
 	}
 	b, err := json.Marshal(c.Input)
 	if err != nil {
-		return "", fmt.Errorf("fakemodel: tool call %q: Input cannot be marshalled: %w", c.Name, err)
+		return "", fmt.Errorf("scriptedmodel: tool call %q: Input cannot be marshalled: %w", c.Name, err)
 	}
 	return string(b), nil
 }

@@ -1,4 +1,4 @@
-package fakemodel
+package scriptedmodel
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func Start(rules ...Rule) *Server {
 	s.http = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		panic(fmt.Sprintf("fakemodel: cannot listen on 127.0.0.1: %v", err))
+		panic(fmt.Sprintf("scriptedmodel: cannot listen on 127.0.0.1: %v", err))
 	}
 	s.http.Listener = ln
 	s.http.Start()
@@ -221,14 +221,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.answered(i, "", "", http.StatusOK)
 	default:
 		i := s.record(req)
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"type": "not_found_error", "message": "fakemodel: no route " + hr.Method + " " + hr.URL.Path}})
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"type": "not_found_error", "message": "scriptedmodel: no route " + hr.Method + " " + hr.URL.Path}})
 		s.answered(i, "", "", http.StatusNotFound)
 	}
 }
 
 func (s *Server) badRequest(w http.ResponseWriter, req Request, err error) {
 	i := s.record(req)
-	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": "fakemodel: body is not valid JSON for " + req.Path + ": " + err.Error()}})
+	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": "scriptedmodel: body is not valid JSON for " + req.Path + ": " + err.Error()}})
 	s.answered(i, "", "", http.StatusBadRequest)
 }
 
@@ -263,7 +263,7 @@ func (r Reply) errorMessage() string {
 	if r.ErrorMessage != "" {
 		return r.ErrorMessage
 	}
-	return fmt.Sprintf("fakemodel: scripted failure with HTTP %d", r.Status)
+	return fmt.Sprintf("scriptedmodel: scripted failure with HTTP %d", r.Status)
 }
 
 // sse writes one server-sent event and flushes it.
