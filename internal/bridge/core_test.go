@@ -56,7 +56,7 @@ func TestStartupRegistersHeartbeatsAtOnceAndSubscribesWithoutLastEventID(t *test
 	if env.AgentName != "bot" || env.Bin != "/usr/bin/fake" || strings.Join(env.MCPCommand, " ") != "/bin/agentmail mcp" {
 		t.Fatalf("adapter Env = %+v", env)
 	}
-	if h.logs.count("connected to http://gateway.test as bot") != 1 {
+	if h.logs.CountLines("connected to http://gateway.test as bot") != 1 {
 		t.Fatalf("missing connection line\n%s", h.logs)
 	}
 }
@@ -92,7 +92,7 @@ func TestMissingOptionalCapabilitiesAreLoggedOnceAsDegradations(t *testing.T) {
 	gw := newFakeGateway("bot", "k")
 	h := startBridge(t, gw, fake, nil)
 	for _, d := range []string{"D-1:", "D-3:", "D-4:", "D-5:", "C-12:", "C-14:"} {
-		if n := h.logs.count("degraded: " + d); n != 1 {
+		if n := h.logs.CountLines("degraded: " + d); n != 1 {
 			t.Errorf("degradation %s logged %d times, want once", d, n)
 		}
 	}
@@ -248,7 +248,7 @@ func TestCatchUpDeliversOldestFiveNormalMailsOnceWithoutMarkingRead(t *testing.T
 	h.waitGW("second heartbeat", func() bool { return len(gw.beats) >= 2 })
 	h.timers.waitFire(t, testBeat)
 	h.waitGW("third heartbeat", func() bool { return len(gw.beats) >= 3 })
-	if n := h.logs.count("caught up"); n != 1 || len(fake.Turns()) != 5 {
+	if n := h.logs.CountLines("caught up"); n != 1 || len(fake.Turns()) != 5 {
 		t.Fatalf("catch-up ran %d times with %d turns, want once with 5", n, len(fake.Turns()))
 	}
 }
@@ -299,7 +299,7 @@ func TestCatchUpSkipsMailsAnEarlierRunHandled(t *testing.T) {
 	// second restart must not run it again.
 	h2 := startBridge(t, gw, fake, nil)
 	h2.waitLog("caught up 0 mails", 1)
-	if h2.logs.count("already handled by an earlier run") != 1 || len(fake.Turns()) != 1 {
+	if h2.logs.CountLines("already handled by an earlier run") != 1 || len(fake.Turns()) != 1 {
 		t.Fatalf("restart re-ran the mail: %d turns\n%s", len(fake.Turns()), h2.logs)
 	}
 }
@@ -348,7 +348,7 @@ func TestWorkspaceFallbackNeverCreatesDirectories(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fallback, "rel")); !os.IsNotExist(err) {
 		t.Fatal("a relative directory was created")
 	}
-	if h.logs.count("expected="+missing) != 1 || h.logs.count("actual="+fallback) < 3 {
+	if h.logs.CountLines("expected="+missing) != 1 || h.logs.CountLines("actual="+fallback) < 3 {
 		t.Fatalf("fallback log lines must name expected and actual (D-6.4)\n%s", h.logs)
 	}
 }
@@ -534,7 +534,7 @@ func TestModelFallbackTriesTheScopeInOrderWithAFreshSessionEach(t *testing.T) {
 	if turns[1].Req.PlatformSessionID != "" || turns[0].PlatformSessionID == turns[1].PlatformSessionID {
 		t.Fatal("the retry did not get a fresh platform session (D-3.5)")
 	}
-	if h.logs.count("p/good succeeded (after 1 failed: p/bad)") != 1 {
+	if h.logs.CountLines("p/good succeeded (after 1 failed: p/bad)") != 1 {
 		t.Fatalf("missing fallback log line\n%s", h.logs)
 	}
 	if m := gw.sentMails()[0]; m.Body != "answer" || m.Relay != client.RelaySummary {
@@ -901,7 +901,7 @@ func TestConcurrencyCapQueuesAndNeverDrops(t *testing.T) {
 	if n := len(fake.Turns()); n != 2 {
 		t.Fatalf("%d turns started with a cap of 2", n)
 	}
-	if h.logs.count("another turn runs in the same directory") != 1 {
+	if h.logs.CountLines("another turn runs in the same directory") != 1 {
 		t.Fatalf("no directory-busy line\n%s", h.logs)
 	}
 	close(hold)

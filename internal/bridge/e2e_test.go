@@ -1,18 +1,13 @@
 package bridge_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -20,176 +15,39 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/testkit"
 	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
-	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
+	"github.com/agentmail/agentmail/internal/testkit/mailrig"
 )
 
 // These tests start the real gateway (`agentmail serve`, built from this
 // repository) as a process and run the bridge core in the test with the
 // fake platform, end to end over HTTP and SSE.
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
-)
+func TestMain(m *testing.M) { os.Exit(gatewayproc.Main(m)) }
 
-// agentmailBinary builds cmd/agentmail once per test run.
-func agentmailBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		root, err := platforms.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir, err = os.MkdirTemp("", "agentmail-bridge-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildBin = filepath.Join(buildDir, "agentmail")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/agentmail")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/agentmail: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the gateway binary: %v", buildErr)
-	}
-	return buildBin
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-const adminPassword = "e2e-admin-password"
-
-// realGateway is a started `agentmail serve` with an admin session and an
+// realGateway is a started `agentmail serve` with the admin signed in and an
 // agent key registered for "bot".
 type realGateway struct {
-	url    string
-	admin  *client.Client // the admin person, signed in
+	*mailrig.Gateway
 	botKey string
-	stderr *syncBuf
 }
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // startGateway starts the gateway on a free loopback port with its own data
 // directory, signs the admin in and registers an agent key for "bot".
 func startGateway(t *testing.T) *realGateway {
 	t.Helper()
-	bin := agentmailBinary(t)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--admin-user", "admin", "--admin-password", adminPassword, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "AGENTMAIL_ADDR=", "DATABASE_URL=")
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the gateway: %v", err)
-	}
-	g := &realGateway{stderr: &syncBuf{}}
-	urlCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(g.stderr, line)
-			if i := strings.Index(line, "agentmail gateway on "); i >= 0 && !sent {
-				urlCh <- strings.TrimSpace(line[i+len("agentmail gateway on "):])
-				sent = true
-			}
-		}
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(wait):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	select {
-	case g.url = <-urlCh:
-	case err := <-exited:
-		t.Fatalf("gateway exited at start: %v\n%s", err, g.stderr)
-	case <-time.After(wait):
-		t.Fatalf("gateway did not announce its address\n%s", g.stderr)
-	}
-	ctx := context.Background()
-	g.admin = client.New(g.url, client.WithCookieJar())
-	if _, err := g.admin.Login(ctx, client.LoginRequest{Username: "admin", Password: adminPassword}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, g.stderr)
-	}
-	g.botKey = g.agentKey(t, "bot")
+	g := &realGateway{Gateway: mailrig.StartGateway(t)}
+	g.Wait = wait
+	g.botKey = g.AgentKey("bot")
 	return g
-}
-
-// agentKey registers a client-generated key for an agent (seed 9.9).
-func (g *realGateway) agentKey(t *testing.T, name string) string {
-	t.Helper()
-	key := "amk_e2e_" + name + "_" + fmt.Sprint(time.Now().UnixNano())
-	if _, err := g.admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: name, KeyToken: key,
-		Lifecycle: client.LifecyclePermanent}); err != nil {
-		t.Fatalf("registering the agent key of %s: %v\n%s", name, err, g.stderr)
-	}
-	return key
 }
 
 // send writes a mail as the admin person to address.
 func (g *realGateway) send(t *testing.T, to, subject string) *client.SendMailResponse {
 	t.Helper()
-	r, err := g.admin.MeSend(context.Background(), client.SendMailRequest{To: to, Subject: subject, Body: "body of " + subject})
-	if err != nil {
-		t.Fatalf("sending %q to %s: %v\n%s", subject, to, err, g.stderr)
-	}
-	return r
-}
-
-// adminMails lists the admin's inbox (newest first), without marking.
-func (g *realGateway) adminMails(t *testing.T) []client.Mail {
-	t.Helper()
-	no := false
-	l, err := g.admin.MeInbox(context.Background(), client.InboxQuery{Status: "all", Limit: 100, MarkRead: &no})
-	if err != nil {
-		t.Fatalf("admin inbox: %v", err)
-	}
-	return l.Mails
-}
-
-// waitAdminMail waits until the admin's inbox holds a mail matching pred.
-func (g *realGateway) waitAdminMail(t *testing.T, what string, pred func(client.Mail) bool) client.Mail {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		for _, m := range g.adminMails(t) {
-			if pred(m) {
-				return m
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s in the admin's inbox\ngateway log:\n%s", what, g.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return g.Send(to, subject, "body of "+subject)
 }
 
 // countingGateway is the real client with heartbeats counted.
@@ -211,7 +69,7 @@ func (c *countingGateway) Heartbeat(ctx context.Context, req client.HeartbeatReq
 type e2eBridge struct {
 	t      *testing.T
 	gw     *countingGateway
-	logs   *logBuf
+	logs   *testkit.Log
 	cancel context.CancelFunc
 	done   chan error
 	subs   atomic.Int64
@@ -221,8 +79,8 @@ type e2eBridge struct {
 // onConnect, when set, runs after each event stream connection is made.
 func startE2EBridge(t *testing.T, g *realGateway, fake *fakeadapter.Fake, mod func(*bridge.Config), onConnect func(n int64)) *e2eBridge {
 	t.Helper()
-	c := client.New(g.url, client.WithToken(g.botKey))
-	e := &e2eBridge{t: t, gw: &countingGateway{Client: c}, logs: &logBuf{}, done: make(chan error, 1)}
+	c := client.New(g.URL, client.WithToken(g.botKey))
+	e := &e2eBridge{t: t, gw: &countingGateway{Client: c}, logs: &testkit.Log{}, done: make(chan error, 1)}
 	subscribe := func(ctx context.Context, last int64) (bridge.EventStream, error) {
 		s, err := c.Stream(ctx, client.StreamOptions{LastEventID: last})
 		if err != nil {
@@ -236,7 +94,7 @@ func startE2EBridge(t *testing.T, g *realGateway, fake *fakeadapter.Fake, mod fu
 	}
 	cfg := bridge.Config{
 		Adapter: fake, Gateway: e.gw, Subscribe: subscribe,
-		Settings: bridge.Settings{GatewayURL: g.url, AgentName: "bot", AgentKey: g.botKey, Tier: bridge.TierWorkspace},
+		Settings: bridge.Settings{GatewayURL: g.URL, AgentName: "bot", AgentKey: g.botKey, Tier: bridge.TierWorkspace},
 		Logger:   slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if mod != nil {
@@ -252,7 +110,7 @@ func startE2EBridge(t *testing.T, g *realGateway, fake *fakeadapter.Fake, mod fu
 	select {
 	case <-b.Ready():
 	case err := <-e.done:
-		t.Fatalf("bridge stopped at start: %v\n%s\ngateway:\n%s", err, e.logs, g.stderr)
+		t.Fatalf("bridge stopped at start: %v\n%s\ngateway:\n%s", err, e.logs, g.Proc.Log)
 	case <-time.After(wait):
 		t.Fatalf("bridge not ready\n%s", e.logs)
 	}
@@ -284,7 +142,7 @@ func (e *e2eBridge) waitFor(what string, cond func() bool) {
 
 func (e *e2eBridge) waitLog(substr string, n int) {
 	e.t.Helper()
-	e.waitFor(fmt.Sprintf("%d log lines with %q", n, substr), func() bool { return e.logs.count(substr) >= n })
+	e.waitFor(fmt.Sprintf("%d log lines with %q", n, substr), func() bool { return e.logs.CountLines(substr) >= n })
 }
 
 // addr is the three-part address of bot in dir, in a new session.
@@ -306,11 +164,11 @@ func TestE2ECatchUpExactlyOnceAcrossRestartsAndTheReplyUsesNoRound(t *testing.T)
 
 	b := startE2EBridge(t, g, fake, nil, nil)
 	b.waitLog("caught up 1 mails", 1)
-	reply := g.waitAdminMail(t, "the relayed reply", isRelayReplyTo(sent.MailID))
+	reply := g.WaitMail("the relayed reply", isRelayReplyTo(sent.MailID))
 	if reply.Relay != client.RelaySummary || reply.Body != "done: "+sent.MailID {
 		t.Fatalf("reply = %+v, want a summary relay with the turn's text", reply)
 	}
-	s, err := g.admin.MeSession(context.Background(), sent.SessionID)
+	s, err := g.Admin.MeSession(context.Background(), sent.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +178,7 @@ func TestE2ECatchUpExactlyOnceAcrossRestartsAndTheReplyUsesNoRound(t *testing.T)
 	if s.PlatformSessionID == "" || s.PlatformSessionID != fake.Turns()[0].PlatformSessionID {
 		t.Fatalf("session's platform session = %q, want the fake's %q (B-3.3)", s.PlatformSessionID, fake.Turns()[0].PlatformSessionID)
 	}
-	runs, err := g.admin.MeSessionRuns(context.Background(), sent.SessionID)
+	runs, err := g.Admin.MeSessionRuns(context.Background(), sent.SessionID)
 	if err != nil || len(runs.Runs) != 1 || runs.Runs[0].State != client.RunFinished || runs.Runs[0].MailID != sent.MailID {
 		t.Fatalf("runs = %+v, %v", runs, err)
 	}
@@ -335,7 +193,7 @@ func TestE2ECatchUpExactlyOnceAcrossRestartsAndTheReplyUsesNoRound(t *testing.T)
 	}
 	// A mail while online: exactly one turn and one reply.
 	sent2 := g.send(t, addr(dir), "while online")
-	g.waitAdminMail(t, "the second reply", isRelayReplyTo(sent2.MailID))
+	g.WaitMail("the second reply", isRelayReplyTo(sent2.MailID))
 	if n := len(fake.Turns()); n != 2 {
 		t.Fatalf("turns = %d, want 2", n)
 	}
@@ -355,7 +213,7 @@ func TestE2EStreamAndCatchUpDeliverAMailInTheWindowOnce(t *testing.T) {
 			sent = g.send(t, addr(dir), "in the window")
 		}
 	})
-	g.waitAdminMail(t, "the reply", isRelayReplyTo(sent.MailID))
+	g.WaitMail("the reply", isRelayReplyTo(sent.MailID))
 	b.waitLog("caught up", 1)
 	if n := len(fake.Turns()); n != 1 {
 		t.Fatalf("turns = %d, want 1: stream and catch-up share one de-duplication set\n%s", n, b.logs)
@@ -365,7 +223,7 @@ func TestE2EStreamAndCatchUpDeliverAMailInTheWindowOnce(t *testing.T) {
 func TestE2ENoRelayWhenTheModelMailedTheThreadItself(t *testing.T) {
 	g := startGateway(t)
 	fake := fakeadapter.New()
-	model := client.New(g.url, client.WithToken(g.botKey))
+	model := client.New(g.URL, client.WithToken(g.botKey))
 	fake.Script = func(req bridge.TurnRequest) fakeadapter.Step {
 		return fakeadapter.Step{Text: "summary that must not be sent", Do: func(ctx context.Context, req bridge.TurnRequest) error {
 			// What the model's send_mail tool does: no relay.
@@ -375,9 +233,9 @@ func TestE2ENoRelayWhenTheModelMailedTheThreadItself(t *testing.T) {
 	}
 	b := startE2EBridge(t, g, fake, nil, nil)
 	sent := g.send(t, addr(workdir(t, "p")), "question")
-	g.waitAdminMail(t, "the model's own mail", func(m client.Mail) bool { return m.Body == "my own answer" })
+	g.WaitMail("the model's own mail", func(m client.Mail) bool { return m.Body == "my own answer" })
 	b.waitLog("the model already mailed this thread", 1)
-	for _, m := range g.adminMails(t) {
+	for _, m := range g.Mails() {
 		if m.Relay != "" {
 			t.Fatalf("a relay arrived although the model answered itself: %+v", m)
 		}
@@ -388,8 +246,8 @@ func TestE2ENoRelayWhenTheModelMailedTheThreadItself(t *testing.T) {
 func TestE2ENoAutomaticReplyToAnAgent(t *testing.T) {
 	g := startGateway(t)
 	fake := fakeadapter.New()
-	peerKey := g.agentKey(t, "peer")
-	peer := client.New(g.url, client.WithToken(peerKey))
+	peerKey := g.AgentKey("peer")
+	peer := client.New(g.URL, client.WithToken(peerKey))
 	ctx := context.Background()
 	if _, err := peer.Register(ctx, client.RegisterRequest{Name: "peer", Platform: "test", Workspaces: []client.Workspace{}}); err != nil {
 		t.Fatal(err)
@@ -397,7 +255,7 @@ func TestE2ENoAutomaticReplyToAnAgent(t *testing.T) {
 	b := startE2EBridge(t, g, fake, nil, nil)
 	dir := workdir(t, "p")
 	if _, err := peer.SendMail(ctx, client.SendMailRequest{To: addr(dir), Subject: "from an agent", Body: "hi"}); err != nil {
-		t.Fatalf("peer send: %v\n%s", err, g.stderr)
+		t.Fatalf("peer send: %v\n%s", err, g.Proc.Log)
 	}
 	b.waitLog("no automatic reply: the sender is not a person", 1)
 	no := false
@@ -421,17 +279,17 @@ func TestE2EFailureReportIsARelayKeyedModelFailure(t *testing.T) {
 	}
 	startE2EBridge(t, g, fake, nil, nil)
 	sent := g.send(t, addr(workdir(t, "p")), "do something")
-	m := g.waitAdminMail(t, "the failure report", isRelayReplyTo(sent.MailID))
+	m := g.WaitMail("the failure report", isRelayReplyTo(sent.MailID))
 	if m.MailType != client.MailTypeFailureReport || m.Relay != client.RelaySummary || m.Subject != "处理失败: do something" ||
 		!strings.Contains(m.Body, "400 model does not exist") {
 		t.Fatalf("failure report = %+v", m)
 	}
-	s, _ := g.admin.MeSession(context.Background(), sent.SessionID)
+	s, _ := g.Admin.MeSession(context.Background(), sent.SessionID)
 	if s.UsedRounds != 0 {
 		t.Fatalf("used_rounds = %d, want 0 (B-6.3)", s.UsedRounds)
 	}
 	// The relay key was model-failure:<mail_id>: sending it again is a duplicate.
-	agent := client.New(g.url, client.WithToken(g.botKey))
+	agent := client.New(g.URL, client.WithToken(g.botKey))
 	r, err := agent.SendMail(context.Background(), client.SendMailRequest{To: "admin", Subject: "x", Body: "x", ReplyTo: sent.MailID,
 		Relay: client.RelaySummary, RelayKey: "model-failure:" + sent.MailID, MailType: client.MailTypeFailureReport})
 	if err != nil || r.Status != "duplicate_relay" {
@@ -446,7 +304,7 @@ func TestE2EWorkspaceFallbackCreatesNothing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "porgram", "x")
 	b := startE2EBridge(t, g, fake, func(c *bridge.Config) { c.Settings.FallbackDir = fallback }, nil)
 	sent := g.send(t, addr(missing), "typo in the path")
-	g.waitAdminMail(t, "the reply", isRelayReplyTo(sent.MailID))
+	g.WaitMail("the reply", isRelayReplyTo(sent.MailID))
 	if tr := fake.Turns(); len(tr) != 1 || tr[0].Req.Cwd != fallback {
 		t.Fatalf("turns = %+v, want one in the fallback", tr)
 	}
@@ -478,17 +336,17 @@ func TestE2EModelFallbackFollowsTheAdminsOrder(t *testing.T) {
 	}
 	first := startE2EBridge(t, g, fake, nil, nil)
 	first.stop()
-	_, err := g.admin.AdminSetAgentModels(context.Background(), "bot", client.AllowedModels{
+	_, err := g.Admin.AdminSetAgentModels(context.Background(), "bot", client.AllowedModels{
 		AllowedModels: []client.ModelRef{{Provider: "p", Model: "bad"}, {Provider: "p", Model: "good"}}})
 	skipUnlessRoute(t, err, "PUT /admin/agents/{name}/models")
 	b := startE2EBridge(t, g, fake, nil, nil)
 	sent := g.send(t, addr(workdir(t, "p")), "fallback")
-	m := g.waitAdminMail(t, "the reply", isRelayReplyTo(sent.MailID))
+	m := g.WaitMail("the reply", isRelayReplyTo(sent.MailID))
 	if m.Body != "from good" {
 		t.Fatalf("reply = %+v", m)
 	}
 	b.waitLog("p/good succeeded (after 1 failed: p/bad)", 1)
-	runs, _ := g.admin.MeSessionRuns(context.Background(), sent.SessionID)
+	runs, _ := g.Admin.MeSessionRuns(context.Background(), sent.SessionID)
 	if len(runs.Runs) != 2 {
 		t.Fatalf("runs = %+v, want two attempts", runs.Runs)
 	}
@@ -511,7 +369,7 @@ func TestE2EPermissionFailsClosedAtShutdownAndTheDecisionReachesTheOriginalSessi
 	var perm client.Permission
 	deadline := time.Now().Add(wait)
 	for {
-		l, err := g.admin.MePermissions(ctx, "pending")
+		l, err := g.Admin.MePermissions(ctx, "pending")
 		skipUnlessRoute(t, err, "GET /me/permissions")
 		if len(l.Permissions) > 0 {
 			perm = l.Permissions[0]
@@ -530,14 +388,14 @@ func TestE2EPermissionFailsClosedAtShutdownAndTheDecisionReachesTheOriginalSessi
 	if len(tr) != 1 || len(tr[0].Answers) != 1 || tr[0].Answers[0].Allow {
 		t.Fatalf("after shutdown: %+v, want the ask answered deny (B-9.2)", tr)
 	}
-	for _, m := range g.adminMails(t) {
+	for _, m := range g.Mails() {
 		if m.FromName == "bot" && m.MailType != client.MailTypePermissionRequest {
 			t.Fatalf("mail sent at shutdown: %+v (B-9.3)", m)
 		}
 	}
 	b2 := startE2EBridge(t, g, fake, nil, nil)
-	if _, err := g.admin.Decide(ctx, perm.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
-		t.Fatalf("decide: %v\n%s", err, g.stderr)
+	if _, err := g.Admin.Decide(ctx, perm.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
+		t.Fatalf("decide: %v\n%s", err, g.Proc.Log)
 	}
 	// The interrupted mail may be caught up again as well; the decision is
 	// the turn whose prompt carries it.
@@ -561,55 +419,27 @@ func TestE2EPermissionFailsClosedAtShutdownAndTheDecisionReachesTheOriginalSessi
 	_ = sent
 }
 
-// bridgeProcess runs `agentmail bridge` as a process and collects stderr.
-type bridgeProcess struct {
-	cmd    *exec.Cmd
-	stderr *syncBuf
-	exited chan error
-}
-
-func startBridgeProcess(t *testing.T, env []string, args ...string) *bridgeProcess {
+// startBridgeProcess runs `agentmail bridge args...` in a fresh directory with
+// exactly env.
+func startBridgeProcess(t *testing.T, env []string, args ...string) *gatewayproc.Proc {
 	t.Helper()
-	p := &bridgeProcess{cmd: exec.Command(agentmailBinary(t), append([]string{"bridge"}, args...)...), stderr: &syncBuf{}, exited: make(chan error, 1)}
-	p.cmd.Env = env
-	p.cmd.Stderr = p.stderr
-	p.cmd.Dir = t.TempDir()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(wait):
-			p.cmd.Process.Kill()
-		}
-	})
-	return p
+	return gatewayproc.Start(t, gatewayproc.Options{Args: append([]string{"bridge"}, args...), Env: env, Clean: true, Dir: t.TempDir()})
 }
 
 // waitExit waits for the process to end and returns its exit error.
-func (p *bridgeProcess) waitExit(t *testing.T) error {
+func waitExit(t *testing.T, p *gatewayproc.Proc) error {
 	t.Helper()
-	select {
-	case err := <-p.exited:
-		p.exited <- err
-		return err
-	case <-time.After(wait):
-		t.Fatalf("agentmail bridge did not exit\n%s", p.stderr)
-		return nil
+	err, ok := p.WaitExit(wait)
+	if !ok {
+		t.Fatalf("agentmail bridge did not exit\n%s", p.Log)
 	}
+	return err
 }
 
-func (p *bridgeProcess) waitStderr(t *testing.T, substr string) {
+func waitStderr(t *testing.T, p *gatewayproc.Proc, substr string) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !strings.Contains(p.stderr.String(), substr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("agentmail bridge never printed %q\n%s", substr, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !p.WaitLog(substr, wait) {
+		t.Fatalf("agentmail bridge never printed %q\n%s", substr, p.Log)
 	}
 }
 
@@ -621,17 +451,17 @@ func (p *bridgeProcess) waitStderr(t *testing.T, substr string) {
 func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testing.T) {
 	g := startGateway(t)
 	home := t.TempDir()
-	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.url,
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.URL,
 		"AGENTMAIL_AGENT_NAME=newbot", "AGENTMAIL_CLAUDE_BIN=/bin/true"}
 
 	bad := startBridgeProcess(t, env, "--platform", "nope")
-	if err := bad.waitExit(t); err == nil || !strings.Contains(bad.stderr.String(), "use one of claude") {
-		t.Fatalf("unknown platform: %v\n%s", err, bad.stderr)
+	if err := waitExit(t, bad); err == nil || !strings.Contains(bad.Log.String(), "use one of claude") {
+		t.Fatalf("unknown platform: %v\n%s", err, bad.Log)
 	}
 
 	p := startBridgeProcess(t, env, "--platform", "claude")
-	if err := p.waitExit(t); err == nil {
-		t.Fatalf("an unregistered key did not stop the bridge\n%s", p.stderr)
+	if err := waitExit(t, p); err == nil {
+		t.Fatalf("an unregistered key did not stop the bridge\n%s", p.Log)
 	}
 	data, err := os.ReadFile(filepath.Join(home, ".agentmail", "agent.key"))
 	if err != nil {
@@ -642,29 +472,29 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 	if st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v, want 0600", st.Mode().Perm())
 	}
-	out := p.stderr.String()
+	out := p.Log.String()
 	if strings.Count(out, key) < 1 || !strings.Contains(out, `"key_token":"`+key+`"`) || !strings.Contains(out, "401") {
 		t.Fatalf("first start must print the key with the key_token hint and stop on 401:\n%s", out)
 	}
 
-	if _, err := g.admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: "newbot", KeyToken: key,
+	if _, err := g.Admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: "newbot", KeyToken: key,
 		Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}
 	p2 := startBridgeProcess(t, env, "--platform", "claude")
-	p2.waitStderr(t, "connected to "+g.url+" as newbot")
-	p2.waitStderr(t, "degraded: D-4")
-	if strings.Contains(p2.stderr.String(), key) {
-		t.Fatalf("the key was printed again on a later start (B-1.1: once)\n%s", p2.stderr)
+	waitStderr(t, p2, "connected to "+g.URL+" as newbot")
+	waitStderr(t, p2, "degraded: D-4")
+	if strings.Contains(p2.Log.String(), key) {
+		t.Fatalf("the key was printed again on a later start (B-1.1: once)\n%s", p2.Log)
 	}
-	p2.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p2.waitExit(t); err != nil {
-		t.Fatalf("SIGTERM exit: %v\n%s", err, p2.stderr)
+	p2.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(t, p2); err != nil {
+		t.Fatalf("SIGTERM exit: %v\n%s", err, p2.Log)
 	}
-	if !strings.Contains(p2.stderr.String(), "bridge stopped") {
-		t.Fatalf("no clean stop line\n%s", p2.stderr)
+	if !strings.Contains(p2.Log.String(), "bridge stopped") {
+		t.Fatalf("no clean stop line\n%s", p2.Log)
 	}
-	a, err := g.admin.AdminListAgents(context.Background())
+	a, err := g.Admin.AdminListAgents(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -695,7 +525,7 @@ func TestE2EDecisionAnswersTheAskAndAlwaysBecomesAGrant(t *testing.T) {
 	ctx := context.Background()
 	var perm client.Permission
 	b.waitFor("the permission request", func() bool {
-		l, err := g.admin.MePermissions(ctx, "pending")
+		l, err := g.Admin.MePermissions(ctx, "pending")
 		skipUnlessRoute(t, err, "GET /me/permissions")
 		if len(l.Permissions) == 0 {
 			return false
@@ -703,8 +533,8 @@ func TestE2EDecisionAnswersTheAskAndAlwaysBecomesAGrant(t *testing.T) {
 		perm = l.Permissions[0]
 		return true
 	})
-	if _, err := g.admin.Decide(ctx, perm.MailID, client.DecideRequest{Decision: "always"}); err != nil {
-		t.Fatalf("decide: %v\n%s", err, g.stderr)
+	if _, err := g.Admin.Decide(ctx, perm.MailID, client.DecideRequest{Decision: "always"}); err != nil {
+		t.Fatalf("decide: %v\n%s", err, g.Proc.Log)
 	}
 	if !fake.WaitFor(wait, turnsDone(1)) {
 		t.Fatalf("the turn did not end after the decision\n%s", b.logs)
@@ -720,7 +550,7 @@ func TestE2EDecisionAnswersTheAskAndAlwaysBecomesAGrant(t *testing.T) {
 		t.Fatalf("second answers = %+v, want allow from the grant", a)
 	}
 	b.waitLog("allowed by an always-allow grant", 1)
-	l, err := g.admin.MePermissions(ctx, "all")
+	l, err := g.Admin.MePermissions(ctx, "all")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/testkit"
 	"github.com/agentmail/agentmail/internal/testkit/fakeadapter"
 )
 
@@ -90,7 +91,7 @@ type harness struct {
 	t      *testing.T
 	gw     *fakeGateway
 	fake   *fakeadapter.Fake
-	logs   *logBuf
+	logs   *testkit.Log
 	timers *timers
 	b      *bridge.Bridge
 	cancel context.CancelFunc
@@ -100,7 +101,7 @@ type harness struct {
 // startBridge starts a bridge; mod may change the configuration.
 func startBridge(t *testing.T, gw *fakeGateway, fake *fakeadapter.Fake, mod func(*bridge.Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, gw: gw, fake: fake, logs: &logBuf{}, timers: newTimers(), done: make(chan error, 1)}
+	h := &harness{t: t, gw: gw, fake: fake, logs: &testkit.Log{}, timers: newTimers(), done: make(chan error, 1)}
 	cfg := bridge.Config{
 		Adapter:           fake,
 		Gateway:           gw,
@@ -172,7 +173,7 @@ func (h *harness) waitTurns(what string, cond func([]fakeadapter.Turn) bool) {
 func (h *harness) waitLog(substr string, n int) {
 	h.t.Helper()
 	deadline := time.Now().Add(wait)
-	for h.logs.count(substr) < n {
+	for h.logs.CountLines(substr) < n {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %d log lines with %q\nlog:\n%s", n, substr, h.logs)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/testkit"
 	"github.com/spf13/cobra"
 )
 
@@ -601,24 +602,6 @@ func TestLogoutRevokesKeyAndRemovesConfig(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitFor polls cond until it holds or a generous deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -656,7 +639,7 @@ func TestWatchPrintsMailAndPermissionRequestsAndResumes(t *testing.T) {
 		<-r.Context().Done()
 	})
 	env, _, _ := testEnv(t, "", nil)
-	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	out, errb := &testkit.Log{}, &testkit.Log{}
 	env.Stdout, env.Stderr = out, errb
 	loggedIn(t, env, g)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -27,8 +27,7 @@ func TestFreeChannelCaps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	bin := xgBinary(t, t.TempDir())
-	g := xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t),
+	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t),
 		fmt.Sprintf("AGENTMAIL_ATTACHMENT_QUOTA_BYTES=%d", capsQuota), fmt.Sprintf("AGENTMAIL_MAX_STREAMS_PER_KEY=%d", capsStreams))
 	e := xgSetup(t, g)
 	t.Run("OneSummaryPerReceivedMail", func(t *testing.T) { testCapsRelays(t, e) })

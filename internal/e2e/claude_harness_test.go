@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
@@ -51,7 +52,7 @@ func (l *claudeLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 // isolated environment Claude Code runs in.
 type claudeRig struct {
 	t        *testing.T
-	gw       *gatewayProc
+	gw       *gatewayproc.Gateway
 	admin    *client.Client // the person "admin", signed in with a cookie
 	agentKey string
 	agent    *client.Client // the agent's own view, for checks the person cannot make
@@ -71,21 +72,21 @@ func newClaudeRig(t *testing.T, rules ...scriptedmodel.Rule) *claudeRig {
 	r.model = scriptedmodel.NewTest(t, rules...)
 	r.gw = startGateway(t, t.TempDir())
 	ctx := context.Background()
-	r.admin = client.New(r.gw.url, client.WithCookieJar())
+	r.admin = client.New(r.gw.URL, client.WithCookieJar())
 	if _, err := r.admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, r.gw.logs())
+		t.Fatalf("admin login: %v\n%s", err, r.gw.Log.String())
 	}
 	uk, err := r.admin.CreateUserKey(ctx, client.CreateUserKeyRequest{Label: "issue agent keys", Lifecycle: client.LifecyclePermanent})
 	if err != nil || uk.KeyToken == "" {
 		t.Fatalf("admin user key: %+v, %v", uk, err)
 	}
-	r.agentKey = issueAgentKeyWithCurlShape(t, r.gw.url, uk.KeyToken, claudeAgent)
-	r.agent = client.New(r.gw.url, client.WithToken(r.agentKey))
+	r.agentKey = issueAgentKeyWithCurlShape(t, r.gw.URL, uk.KeyToken, claudeAgent)
+	r.agent = client.New(r.gw.URL, client.WithToken(r.agentKey))
 
 	r.env = platforms.NewEnv(t)
 	r.env.UseClaude(r.model.URL)
 	for k, v := range map[string]string{
-		"AGENTMAIL_GATEWAY_URL":     r.gw.url,
+		"AGENTMAIL_GATEWAY_URL":     r.gw.URL,
 		"AGENTMAIL_AGENT_KEY":       r.agentKey,
 		"AGENTMAIL_AGENT_NAME":      claudeAgent,
 		"AGENTMAIL_CLAUDE_BIN":      bin,
@@ -140,7 +141,7 @@ type claudeBridge struct {
 func (r *claudeRig) startBridge() *claudeBridge {
 	r.t.Helper()
 	b := &claudeBridge{log: &claudeLog{}, exited: make(chan struct{})}
-	b.cmd = exec.Command(agentmailBinary(r.t), "bridge", "--platform", "claude", "--log-level", "debug")
+	b.cmd = exec.Command(gatewayproc.Binary(r.t), "bridge", "--platform", "claude", "--log-level", "debug")
 	b.cmd.Env = r.env.Environ()
 	b.cmd.Dir = r.env.Home
 	b.cmd.Stderr = b.log
@@ -158,7 +159,7 @@ func (r *claudeRig) startBridge() *claudeBridge {
 			r.t.Fatalf("agentmail bridge exited at start: %v\n%s", b.err, b.log)
 		default:
 		}
-		return strings.Contains(b.log.String(), "connected to "+r.gw.url+" as "+claudeAgent)
+		return strings.Contains(b.log.String(), "connected to "+r.gw.URL+" as "+claudeAgent)
 	})
 	return b
 }
@@ -213,7 +214,7 @@ func (r *claudeRig) dump() string {
 		fmt.Fprintf(&b, "%2d model=%s rule=%q status=%d tools=%d last_tool_results=%d user=%q\n",
 			i, q.Model, q.Rule, q.Status, len(q.Tools), len(q.LastToolResults), claudeClip(q.UserText, 160))
 	}
-	logs := r.gw.logs()
+	logs := r.gw.Log.String()
 	if len(logs) > 6000 {
 		logs = "…" + logs[len(logs)-6000:]
 	}
@@ -233,7 +234,7 @@ func (r *claudeRig) send(to, subject, body string) *client.SendMailResponse {
 	r.t.Helper()
 	resp, err := r.admin.MeSend(context.Background(), client.SendMailRequest{To: to, Subject: subject, Body: body})
 	if err != nil {
-		r.t.Fatalf("sending %q to %s: %v\n%s", subject, to, err, r.gw.logs())
+		r.t.Fatalf("sending %q to %s: %v\n%s", subject, to, err, r.gw.Log.String())
 	}
 	return resp
 }

@@ -213,7 +213,7 @@ func TestClaudeCodeAnswersMail(t *testing.T) {
 	// heartbeat (B-2.2).
 	if _, err := r.admin.AdminSetAgentModels(ctx, claudeAgent, client.AllowedModels{
 		AllowedModels: []client.ModelRef{{Provider: "anthropic", Model: brokenModel}}}); err != nil {
-		t.Fatalf("setting the model scope: %v\n%s", err, r.gw.logs())
+		t.Fatalf("setting the model scope: %v\n%s", err, r.gw.Log.String())
 	}
 	bridge3 := r.startBridge()
 	r.waitFor("bridge 3 to finish its catch-up", func() bool { return bridge3.logCount("caught up ") >= 1 })

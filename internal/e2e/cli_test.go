@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // The end-to-end test of the command-line client (issue 8 "Done when"): the
@@ -45,7 +46,7 @@ func runCLI(t *testing.T, home, stdin string, args ...string) cliResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentmailBinary(t), args...)
+	cmd := exec.CommandContext(ctx, gatewayproc.Binary(t), args...)
 	cmd.Env = cliEnv(home)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb strings.Builder
@@ -127,9 +128,9 @@ func TestCLIAgainstGateway(t *testing.T) {
 	ws := t.TempDir()
 
 	// The admin creates the person ann and the agent claude's key.
-	admin := client.New(gw.url, client.WithHTTPClient(httpc))
+	admin := client.New(gw.URL, client.WithHTTPClient(httpc))
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, gw.logs())
+		t.Fatalf("admin login: %v\n%s", err, gw.Log.String())
 	}
 	if _, err := admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "ann", Password: "ann-password-1", Role: "user"}); err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestCLIAgainstGateway(t *testing.T) {
 	if err != nil || key.KeyToken == "" {
 		t.Fatalf("agent key: %+v, %v", key, err)
 	}
-	agent := client.New(gw.url, client.WithHTTPClient(httpc), client.WithToken(key.KeyToken))
+	agent := client.New(gw.URL, client.WithHTTPClient(httpc), client.WithToken(key.KeyToken))
 	if _, err := agent.Register(ctx, client.RegisterRequest{Name: "claude", Platform: "e2e", Workspaces: []client.Workspace{{Name: "app", Path: ws}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,13 +149,13 @@ func TestCLIAgainstGateway(t *testing.T) {
 		t.Fatalf("inbox before login: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// A wrong password: exit 5 with the gateway's message, nothing stored.
-	if r := runCLI(t, home, "wrong\n", "login", "--url", gw.url, "--username", "ann", "--password-stdin"); r.code != 5 {
+	if r := runCLI(t, home, "wrong\n", "login", "--url", gw.URL, "--username", "ann", "--password-stdin"); r.code != 5 {
 		t.Fatalf("login with a wrong password: exit %d, stderr %q", r.code, r.stderr)
 	}
 
 	// login: a user key labelled cli@<hostname>, stored with mode 0600.
-	r := mustCLI(t, home, "ann-password-1\n", "login", "--url", gw.url, "--username", "ann", "--password-stdin")
-	if !strings.Contains(r.stdout, "Logged in to "+gw.url+" as ann") {
+	r := mustCLI(t, home, "ann-password-1\n", "login", "--url", gw.URL, "--username", "ann", "--password-stdin")
+	if !strings.Contains(r.stdout, "Logged in to "+gw.URL+" as ann") {
 		t.Errorf("login output %q", r.stdout)
 	}
 	cfgPath := filepath.Join(home, ".config", "agentmail", "cli.json")
@@ -168,7 +169,7 @@ func TestCLIAgainstGateway(t *testing.T) {
 		t.Fatalf("config %s: %v", raw, err)
 	}
 	host, _ := os.Hostname()
-	ann := client.New(gw.url, client.WithHTTPClient(httpc), client.WithToken(cfg.Token))
+	ann := client.New(gw.URL, client.WithHTTPClient(httpc), client.WithToken(cfg.Token))
 	keys, err := ann.ListUserKeys(ctx)
 	if err != nil || len(keys.Keys) != 1 || keys.Keys[0].Label != "cli@"+host || !keys.Keys[0].Active {
 		t.Fatalf("ann's keys after login: %+v, %v", keys, err)
@@ -263,7 +264,7 @@ func TestCLIAgainstGateway(t *testing.T) {
 	// watch prints a mail that arrives while it runs.
 	ctxW, cancelW := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancelW()
-	watch := exec.CommandContext(ctxW, agentmailBinary(t), "watch")
+	watch := exec.CommandContext(ctxW, gatewayproc.Binary(t), "watch")
 	watch.Env = cliEnv(home)
 	stdout, _ := watch.StdoutPipe()
 	stderr, _ := watch.StderrPipe()
@@ -271,7 +272,7 @@ func TestCLIAgainstGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	outLines, errLines := watchLines(stdout), watchLines(stderr)
-	errLines.waitLine(t, "Watching "+gw.url)
+	errLines.waitLine(t, "Watching "+gw.URL)
 	arrived, err := agent.SendMail(ctx, client.SendMailRequest{To: "ann", ReplyTo: sent.MailID, Subject: "Tests green again", Body: "Fixed."})
 	if err != nil {
 		t.Fatal(err)

@@ -1,161 +1,36 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store/storetest"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // The end-to-end test of the gateway core (issue 2 "Done when"): it builds
 // the real binary, starts `agentmail serve` on a free port with a temporary
 // data directory, and talks to it only over HTTP through the Go client.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+func TestMain(m *testing.M) { os.Exit(gatewayproc.Main(m)) }
 
-// agentmailBinary builds ./cmd/agentmail once per test run.
-func agentmailBinary(t *testing.T) string {
+// startGateway starts the binary on 127.0.0.1:0 with the data directory,
+// configured through the environment as a deployment would be, and waits
+// until it prints its address and /readyz answers.
+func startGateway(t *testing.T, dataDir string, extraEnv ...string) *gatewayproc.Gateway {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentmail-e2e-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentmail")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/agentmail")
-		cmd.Dir = repoRoot()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ./cmd/agentmail: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-// repoRoot is the module root (two levels above this package).
-func repoRoot() string {
-	wd, _ := os.Getwd()
-	return filepath.Clean(filepath.Join(wd, "..", ".."))
-}
-
-// gatewayProc is a running `agentmail serve`.
-type gatewayProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	url    string
-	mu     sync.Mutex
-	output strings.Builder
-	exited chan struct{}
-	err    error
-}
-
-var listenLine = regexp.MustCompile(`agentmail gateway on (http://\S+)`)
-
-// startGateway starts the binary on 127.0.0.1:0 with the data directory and
-// waits until it prints its address and /readyz answers.
-func startGateway(t *testing.T, dataDir string, extraEnv ...string) *gatewayProc {
-	t.Helper()
-	p := &gatewayProc{t: t, exited: make(chan struct{})}
-	p.cmd = exec.Command(agentmailBinary(t), "serve")
-	p.cmd.Env = append(os.Environ(), "AGENTMAIL_ADDR=127.0.0.1:0", "AGENTMAIL_DATA_DIR="+dataDir,
-		"ADMIN_USER=admin", "ADMIN_PASSWORD=e2e-admin-password", "DATABASE_URL="+e2eDatabaseURL(t, dataDir))
-	p.cmd.Env = append(p.cmd.Env, extraEnv...)
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd.Stdout = io.Discard
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.output.WriteString(line + "\n")
-			p.mu.Unlock()
-			if m := listenLine.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() { p.kill() })
-	select {
-	case p.url = <-found:
-	case <-p.exited:
-		t.Fatalf("gateway exited at start: %v\n%s", p.err, p.logs())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("gateway did not print its address within 60 s\n%s", p.logs())
-	}
-	c := client.New(p.url)
-	deadline := time.Now().Add(30 * time.Second)
-	for c.Ready(context.Background()) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz not ready within 30 s\n%s", p.logs())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return p
-}
-
-func (p *gatewayProc) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.output.String()
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (p *gatewayProc) stop() {
-	p.t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		p.t.Fatalf("gateway did not stop within 30 s of SIGTERM\n%s", p.logs())
-	}
-	if p.err != nil {
-		p.t.Fatalf("gateway exited with %v after SIGTERM\n%s", p.err, p.logs())
-	}
-}
-
-func (p *gatewayProc) kill() {
-	select {
-	case <-p.exited:
-	default:
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
+	env := []string{"AGENTMAIL_ADDR=127.0.0.1:0", "AGENTMAIL_DATA_DIR=" + dataDir,
+		"ADMIN_USER=admin", "ADMIN_PASSWORD=e2e-admin-password", "DATABASE_URL=" + e2eDatabaseURL(t, dataDir)}
+	return gatewayproc.Serve(t, gatewayproc.Options{Env: append(env, extraEnv...)})
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -197,7 +72,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 	// A second gateway on the same SQLite data directory refuses to start
 	// (on PostgreSQL a second gateway is a replica: replicas_test.go).
 	if !storetest.Postgres() {
-		second := exec.Command(agentmailBinary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
+		second := exec.Command(gatewayproc.Binary(t), "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
 		second.Env = append(os.Environ(), "DATABASE_URL=")
 		out, err := second.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "locked") {
@@ -206,15 +81,15 @@ func TestGatewayEndToEnd(t *testing.T) {
 	}
 
 	// The person signs in; the admin registers the bridge's own key (seed 9.9).
-	person := client.New(gw.url, client.WithHTTPClient(httpc), client.WithCookieJar())
+	person := client.New(gw.URL, client.WithHTTPClient(httpc), client.WithCookieJar())
 	if _, err := person.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("login: %v\n%s", err, gw.logs())
+		t.Fatalf("login: %v\n%s", err, gw.Log.String())
 	}
 	const agentKey = "bridge-generated-e2e-key-0123456789"
 	if _, err := person.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "dsh", KeyToken: agentKey, Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}
-	agent := client.New(gw.url, client.WithHTTPClient(httpc), client.WithToken(agentKey))
+	agent := client.New(gw.URL, client.WithHTTPClient(httpc), client.WithToken(agentKey))
 	if _, err := agent.Register(ctx, client.RegisterRequest{Name: "dsh", Platform: "e2e", Workspaces: []client.Workspace{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -322,13 +197,13 @@ func TestGatewayEndToEnd(t *testing.T) {
 	resumed.Close()
 
 	// A restart keeps everything.
-	gw.stop()
+	gw.Shutdown(t)
 	gw = startGateway(t, dataDir)
-	person = client.New(gw.url, client.WithHTTPClient(httpc), client.WithCookieJar())
+	person = client.New(gw.URL, client.WithHTTPClient(httpc), client.WithCookieJar())
 	if _, err := person.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
 		t.Fatalf("login after restart: %v", err)
 	}
-	agent = client.New(gw.url, client.WithHTTPClient(httpc), client.WithToken(agentKey))
+	agent = client.New(gw.URL, client.WithHTTPClient(httpc), client.WithToken(agentKey))
 	all, err := agent.Inbox(ctx, client.InboxQuery{Status: "all", Limit: 100})
 	if err != nil || len(all.Mails) != 4 || all.Unread != 3 {
 		t.Fatalf("agent inbox after restart: %d mails, unread %d, %v; want 4 and 3", len(all.Mails), all.Unread, err)
@@ -359,18 +234,18 @@ func TestGatewayEndToEnd(t *testing.T) {
 func TestFirstStartPrintsAGeneratedAdminPasswordOnce(t *testing.T) {
 	dataDir := t.TempDir()
 	gw := startGateway(t, dataDir, "ADMIN_PASSWORD=")
-	m := regexp.MustCompile(`created with password\s+(\S+)`).FindStringSubmatch(gw.logs())
+	m := regexp.MustCompile(`created with password\s+(\S+)`).FindStringSubmatch(gw.Log.String())
 	if m == nil {
-		t.Fatalf("no generated password printed:\n%s", gw.logs())
+		t.Fatalf("no generated password printed:\n%s", gw.Log.String())
 	}
 	ctx := ctxT(t)
-	c := client.New(gw.url, client.WithCookieJar())
+	c := client.New(gw.URL, client.WithCookieJar())
 	if _, err := c.Login(ctx, client.LoginRequest{Username: "admin", Password: m[1]}); err != nil {
 		t.Fatalf("login with the printed password: %v", err)
 	}
-	gw.stop()
+	gw.Shutdown(t)
 	gw = startGateway(t, dataDir, "ADMIN_PASSWORD=")
-	if strings.Contains(gw.logs(), "created with password") {
-		t.Fatalf("a second start printed a password again:\n%s", gw.logs())
+	if strings.Contains(gw.Log.String(), "created with password") {
+		t.Fatalf("a second start printed a password again:\n%s", gw.Log.String())
 	}
 }

@@ -23,13 +23,13 @@ type mbEnv struct {
 	ws          string
 }
 
-func mbSetup(t *testing.T, bin string) *mbEnv {
+func mbSetup(t *testing.T) *mbEnv {
 	t.Helper()
-	g := xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t))
+	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t))
 	x := &xgEnv{t: t, ctx: ctxT(t), g: g}
-	x.admin = client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	x.admin = client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := x.admin.Login(x.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, g.log)
+		t.Fatalf("admin login: %v\n%s", err, g.Log)
 	}
 	x.bob, x.carol = x.person("bob"), x.person("carol")
 	e := &mbEnv{xgEnv: x, ws: "/home/carol/proj"}
@@ -101,21 +101,20 @@ func TestMembership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	bin := xgBinary(t, t.TempDir())
-	t.Run("PersonJoinsByAgentAlias", func(t *testing.T) { testJoinByAlias(t, bin, "beta@/home/carol/proj.", "") })
-	t.Run("PersonJoinsByPersonAlias", func(t *testing.T) { testJoinByAlias(t, bin, "carol@.", "") })
-	t.Run("PersonJoinsByCc", func(t *testing.T) { testJoinByAlias(t, bin, "carol@.", "beta@/home/carol/proj.") })
-	t.Run("AgentJoinsViaMailSend", func(t *testing.T) { testAgentJoinByAlias(t, bin) })
-	t.Run("ForwardAndReminderByAlias", func(t *testing.T) { testForwardReminderByAlias(t, bin) })
-	t.Run("ResolveConfirmsNoGuess", func(t *testing.T) { testResolveNoGuess(t, bin) })
-	t.Run("MirroredPlatformSession", func(t *testing.T) { testMirrorNotOffered(t, bin) })
-	t.Run("PermissionInAnotherPersonsSession", func(t *testing.T) { testPermissionOutsider(t, bin) })
+	t.Run("PersonJoinsByAgentAlias", func(t *testing.T) { testJoinByAlias(t, "beta@/home/carol/proj.", "") })
+	t.Run("PersonJoinsByPersonAlias", func(t *testing.T) { testJoinByAlias(t, "carol@.", "") })
+	t.Run("PersonJoinsByCc", func(t *testing.T) { testJoinByAlias(t, "carol@.", "beta@/home/carol/proj.") })
+	t.Run("AgentJoinsViaMailSend", func(t *testing.T) { testAgentJoinByAlias(t) })
+	t.Run("ForwardAndReminderByAlias", func(t *testing.T) { testForwardReminderByAlias(t) })
+	t.Run("ResolveConfirmsNoGuess", func(t *testing.T) { testResolveNoGuess(t) })
+	t.Run("MirroredPlatformSession", func(t *testing.T) { testMirrorNotOffered(t) })
+	t.Run("PermissionInAnotherPersonsSession", func(t *testing.T) { testPermissionOutsider(t) })
 }
 
 // bob writes into carol's session by its alias (to, or to and cc): 404 as
 // for an unknown alias, nothing created.
-func testJoinByAlias(t *testing.T, bin, toPrefix, ccPrefix string) {
-	e := mbSetup(t, bin)
+func testJoinByAlias(t *testing.T, toPrefix, ccPrefix string) {
+	e := mbSetup(t)
 	before := e.sessionsOf(t, e.bob)
 	send := func(alias string) error {
 		req := client.SendMailRequest{To: toPrefix + alias, Subject: "bob joins", Body: "let me in"}
@@ -140,8 +139,8 @@ func testJoinByAlias(t *testing.T, bin, toPrefix, ccPrefix string) {
 
 // Agent alpha writes into carol's session through /mail/send: 404, no round
 // of carol's budget used.
-func testAgentJoinByAlias(t *testing.T, bin string) {
-	e := mbSetup(t, bin)
+func testAgentJoinByAlias(t *testing.T) {
+	e := mbSetup(t)
 	send := func(to string) error {
 		_, err := e.alpha.SendMail(e.ctx, client.SendMailRequest{To: to, Subject: "alpha joins", Body: "x"})
 		return err
@@ -154,8 +153,8 @@ func testAgentJoinByAlias(t *testing.T, bin string) {
 }
 
 // A forward and a reminder to the alias are refused the same way.
-func testForwardReminderByAlias(t *testing.T, bin string) {
-	e := mbSetup(t, bin)
+func testForwardReminderByAlias(t *testing.T) {
+	e := mbSetup(t)
 	own, err := e.bob.MeSend(e.ctx, client.SendMailRequest{To: "carol", Subject: "hello", Body: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -180,8 +179,8 @@ func testForwardReminderByAlias(t *testing.T, bin string) {
 }
 
 // GET /address/resolve and /address/suggest confirm no guess.
-func testResolveNoGuess(t *testing.T, bin string) {
-	e := mbSetup(t, bin)
+func testResolveNoGuess(t *testing.T) {
+	e := mbSetup(t)
 	resolve := func(c *client.Client, alias string) (*client.Resolution, error) {
 		return c.Resolve(e.ctx, "carol@."+alias)
 	}
@@ -209,8 +208,8 @@ func testResolveNoGuess(t *testing.T, bin string) {
 
 // A platform session beta's bridge mirrors, bound to no mail session, is
 // neither offered to bob nor opened by his mail.
-func testMirrorNotOffered(t *testing.T, bin string) {
-	e := mbSetup(t, bin)
+func testMirrorNotOffered(t *testing.T) {
+	e := mbSetup(t)
 	now := time.Now().UTC()
 	mirror := []client.PlatformSession{{PlatformID: "pc-1", Workspace: e.ws, Slug: "carol-private-chat", Title: "carol's own chat", UpdatedAt: &now}}
 	if _, err := e.beta.Heartbeat(e.ctx, client.HeartbeatRequest{PlatformSessions: &mirror}); err != nil {
@@ -238,8 +237,8 @@ func testMirrorNotOffered(t *testing.T, bin string) {
 
 // bob cannot list, read or decide beta's permission request in carol's
 // session, even after trying to join it; carol can.
-func testPermissionOutsider(t *testing.T, bin string) {
-	e := mbSetup(t, bin)
+func testPermissionOutsider(t *testing.T) {
+	e := mbSetup(t)
 	_, _ = e.bob.MeSend(e.ctx, client.SendMailRequest{To: "beta@" + e.ws + "." + e.carolSess.SessionAlias, Subject: "join", Body: "x"})
 	req, err := e.beta.RequestPermission(e.ctx, client.PermissionRequest{Question: "run rm -rf /srv/data?", SessionID: e.carolSess.SessionID,
 		RelayKey: "perm-1", Tool: "run_command", ToolInput: map[string]any{"command": "rm -rf /srv/data"}})

@@ -20,9 +20,9 @@ func TestLookAlikeNamesOverTheBinary(t *testing.T) {
 	dataDir := t.TempDir()
 	gw := startGateway(t, dataDir)
 	ctx := ctxT(t)
-	admin := client.New(gw.url, client.WithCookieJar())
+	admin := client.New(gw.URL, client.WithCookieJar())
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("login: %v\n%s", err, gw.logs())
+		t.Fatalf("login: %v\n%s", err, gw.Log.String())
 	}
 	if _, err := admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "bob", Password: "bob-password"}); err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestLookAlikeNamesOverTheBinary(t *testing.T) {
 	if _, err := admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "张san", Password: "12345678"}); err != nil {
 		t.Fatalf("create 张san: %v", err)
 	}
-	gw.stop()
+	gw.Shutdown(t)
 
 	// As before migration 0014: no skeletons, and two old look-alikes.
 	st, err := store.Open(context.Background(), store.Options{DataDir: dataDir, DatabaseURL: e2eDatabaseURL(t, dataDir)})
@@ -64,17 +64,17 @@ func TestLookAlikeNamesOverTheBinary(t *testing.T) {
 	}
 
 	gw = startGateway(t, dataDir)
-	admin = client.New(gw.url, client.WithCookieJar())
+	admin = client.New(gw.URL, client.WithCookieJar())
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("login after restart: %v\n%s", err, gw.logs())
+		t.Fatalf("login after restart: %v\n%s", err, gw.Log.String())
 	}
 	refused("username", "ｂob", "bob")
 	refused("agent_name", "ａlpha", "alpha")
 	refused("agent_name", "ｄave", "dаve")
-	if !strings.Contains(gw.logs(), "two names look alike") {
-		t.Fatalf("no warning about the old look-alikes dave and dаve:\n%s", gw.logs())
+	if !strings.Contains(gw.Log.String(), "two names look alike") {
+		t.Fatalf("no warning about the old look-alikes dave and dаve:\n%s", gw.Log.String())
 	}
-	gw.stop()
+	gw.Shutdown(t)
 }
 
 // refuseLookAlike has admin create the person (field "username") or agent

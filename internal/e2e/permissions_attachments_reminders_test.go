@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,18 +10,15 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store/storetest"
-	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // The issue-3 end-to-end tests: the real `agentmail serve` binary, built
@@ -37,92 +33,16 @@ const xgWait = 30 * time.Second
 
 const xgAdminPassword = "e2e-admin-password"
 
-// xgBinary builds cmd/agentmail into dir.
-func xgBinary(t *testing.T, dir string) string {
-	t.Helper()
-	root, err := platforms.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "agentmail")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agentmail")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/agentmail: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// xgLog collects a gateway's stderr.
-type xgLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *xgLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *xgLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
-// xgGateway is one started gateway process.
-type xgGateway struct {
-	url    string
-	log    *xgLog
-	cmd    *exec.Cmd
-	exited chan error
-}
-
 // xgStart starts `agentmail serve` on a free port over dataDir (and the
 // database dbURL: "" is SQLite in dataDir) with the extra environment and
 // waits for its address.
-func xgStart(t *testing.T, bin, dataDir, dbURL string, env ...string) *xgGateway {
+func xgStart(t *testing.T, dataDir, dbURL string, env ...string) *gatewayproc.Gateway {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir,
-		"--admin-user", "admin", "--admin-password", xgAdminPassword, "--log-level", "debug")
-	cmd.Env = append(append(os.Environ(), "AGENTMAIL_ADDR=", "DATABASE_URL="+e2eDatabaseURL(t, dataDir), "AGENTMAIL_SWEEP_INTERVAL=100ms"), env...)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the gateway: %v", err)
-	}
-	g := &xgGateway{log: &xgLog{}, cmd: cmd, exited: make(chan error, 1)}
-	urlCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(g.log, line)
-			if i := strings.Index(line, "agentmail gateway on "); i >= 0 && !sent {
-				urlCh <- strings.TrimSpace(line[i+len("agentmail gateway on "):])
-				sent = true
-			}
-		}
-	}()
-	go func() { g.exited <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() { g.stop(t) })
-	select {
-	case g.url = <-urlCh:
-	case err := <-g.exited:
-		t.Fatalf("gateway exited at start: %v\n%s", err, g.log)
-	case <-time.After(xgWait):
-		t.Fatalf("gateway did not announce its address\n%s", g.log)
-	}
-	return g
-}
-
-// stop ends the gateway gracefully (SIGTERM) and waits for it; safe to call
-// twice.
-func (g *xgGateway) stop(t *testing.T) {
-	if g.cmd.ProcessState != nil {
-		return
-	}
-	g.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-g.exited:
-	case <-time.After(xgWait):
-		g.cmd.Process.Kill()
-		<-g.exited
-		t.Errorf("gateway did not stop on SIGTERM\n%s", g.log)
-	}
+	return gatewayproc.Serve(t, gatewayproc.Options{
+		Args: []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir,
+			"--admin-user", "admin", "--admin-password", xgAdminPassword, "--log-level", "debug"},
+		Env: append([]string{"AGENTMAIL_ADDR=", "DATABASE_URL=" + dbURL, "AGENTMAIL_SWEEP_INTERVAL=100ms"}, env...),
+	})
 }
 
 // xgEnv is a gateway with people and an agent: the admin, alice, bob and
@@ -131,7 +51,7 @@ func (g *xgGateway) stop(t *testing.T) {
 type xgEnv struct {
 	t                  *testing.T
 	ctx                context.Context
-	g                  *xgGateway
+	g                  *gatewayproc.Gateway
 	admin, alice, bob  *client.Client
 	carol, bot, helper *client.Client
 	botKey             string
@@ -139,7 +59,7 @@ type xgEnv struct {
 
 func (e *xgEnv) person(name string) *client.Client {
 	e.t.Helper()
-	c := client.New(e.g.url, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithCookieJar())
+	c := client.New(e.g.URL, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithCookieJar())
 	pw := xgAdminPassword
 	if name != "admin" {
 		pw = name + "-password"
@@ -148,7 +68,7 @@ func (e *xgEnv) person(name string) *client.Client {
 		}
 	}
 	if _, err := c.Login(e.ctx, client.LoginRequest{Username: name, Password: pw}); err != nil {
-		e.t.Fatalf("login %s: %v\n%s", name, err, e.g.log)
+		e.t.Fatalf("login %s: %v\n%s", name, err, e.g.Log)
 	}
 	return c
 }
@@ -159,18 +79,18 @@ func (e *xgEnv) agent(name string) (*client.Client, string) {
 	if err != nil {
 		e.t.Fatalf("agent key for %s: %v", name, err)
 	}
-	c := client.New(e.g.url, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithToken(key.KeyToken))
+	c := client.New(e.g.URL, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithToken(key.KeyToken))
 	if _, err := c.Register(e.ctx, client.RegisterRequest{Name: name, Platform: "e2e", Workspaces: []client.Workspace{}}); err != nil {
 		e.t.Fatalf("register %s: %v", name, err)
 	}
 	return c, key.KeyToken
 }
 
-func xgSetup(t *testing.T, g *xgGateway) *xgEnv {
+func xgSetup(t *testing.T, g *gatewayproc.Gateway) *xgEnv {
 	e := &xgEnv{t: t, ctx: context.Background(), g: g}
-	e.admin = client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	e.admin = client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := e.admin.Login(e.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, g.log)
+		t.Fatalf("admin login: %v\n%s", err, g.Log)
 	}
 	e.alice, e.bob, e.carol = e.person("alice"), e.person("bob"), e.person("carol")
 	e.bot, e.botKey = e.agent("bot")
@@ -216,18 +136,17 @@ func TestPermissionsAttachmentsReminders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	bin := xgBinary(t, t.TempDir())
-	t.Run("Permissions", func(t *testing.T) { testPermissions(t, bin) })
-	t.Run("Attachments", func(t *testing.T) { testAttachments(t, bin) })
-	t.Run("ReminderOnceAcrossRestart", func(t *testing.T) { testReminderAcrossRestart(t, bin) })
-	t.Run("ModelScopeAndDiscovery", func(t *testing.T) { testModelScopeAndDiscovery(t, bin) })
-	t.Run("RemindersOnceWithReplicas", func(t *testing.T) { testRemindersWithReplicas(t, bin) })
+	t.Run("Permissions", func(t *testing.T) { testPermissions(t) })
+	t.Run("Attachments", func(t *testing.T) { testAttachments(t) })
+	t.Run("ReminderOnceAcrossRestart", func(t *testing.T) { testReminderAcrossRestart(t) })
+	t.Run("ModelScopeAndDiscovery", func(t *testing.T) { testModelScopeAndDiscovery(t) })
+	t.Run("RemindersOnceWithReplicas", func(t *testing.T) { testRemindersWithReplicas(t) })
 }
 
 // --------------------------------------------------------------- permissions
 
-func testPermissions(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+func testPermissions(t *testing.T) {
+	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	sent, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "clean the build", Body: "please"})
 	if err != nil {
@@ -249,7 +168,7 @@ func testPermissions(t *testing.T, bin string) {
 			SessionID: sent.SessionID, RelayKey: key, Tool: tool, ToolInput: map[string]any{"command": "rm -rf build/", "key": key},
 			ExpiresAt: expires})
 		if err != nil {
-			t.Fatalf("permission request %s: %v\n%s", key, err, e.g.log)
+			t.Fatalf("permission request %s: %v\n%s", key, err, e.g.Log)
 		}
 		return p
 	}
@@ -463,10 +382,10 @@ func rawUpload(t *testing.T, c *client.Client, contentType string, body []byte) 
 	return resp.StatusCode
 }
 
-func testAttachments(t *testing.T, bin string) {
+func testAttachments(t *testing.T) {
 	const limit = 64 << 10
 	dataDir := t.TempDir()
-	e := xgSetup(t, xgStart(t, bin, dataDir, storetest.DatabaseURL(t), fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
+	e := xgSetup(t, xgStart(t, dataDir, storetest.DatabaseURL(t), fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
 	ctx := e.ctx
 	store := filepath.Join(dataDir, "attachments")
 	content := bytes.Repeat([]byte("attachment line\n"), 100)
@@ -545,7 +464,7 @@ func testAttachments(t *testing.T, bin string) {
 		t.Errorf("download: %d bytes, meta %+v", len(body), meta)
 	}
 	for _, id := range []string{evil.AttachmentID} {
-		req, _ := http.NewRequest("GET", e.g.url+"/api/v1/attachments/"+id, nil)
+		req, _ := http.NewRequest("GET", e.g.URL+"/api/v1/attachments/"+id, nil)
 		req.Header.Set("Authorization", "Bearer "+e.botKey)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -578,9 +497,9 @@ func (zeroReader) Read(p []byte) (int, error) {
 
 // --------------------------------------------------------------- reminders
 
-func testReminderAcrossRestart(t *testing.T, bin string) {
+func testReminderAcrossRestart(t *testing.T) {
 	dataDir, dbURL := t.TempDir(), storetest.DatabaseURL(t)
-	g1 := xgStart(t, bin, dataDir, dbURL)
+	g1 := xgStart(t, dataDir, dbURL)
 	e := xgSetup(t, g1)
 	ctx := e.ctx
 	now := time.Now()
@@ -630,13 +549,13 @@ func testReminderAcrossRestart(t *testing.T, bin string) {
 		}
 	}
 	waitFor("the first reminder", func() bool { return reminders(e.alice, "Reminder: first") >= 1 })
-	g1.stop(t)
+	g1.Shutdown(t)
 	// The second falls due while no gateway runs.
 	waitFor("the second reminder's time to pass", func() bool { return time.Now().After(secondAt) })
 
-	g2 := xgStart(t, bin, dataDir, dbURL)
+	g2 := xgStart(t, dataDir, dbURL)
 	for _, c := range []*client.Client{e.alice, e.bob} {
-		c2 := client.New(g2.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+		c2 := client.New(g2.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 		name := "alice"
 		if c == e.bob {
 			name = "bob"
@@ -669,9 +588,9 @@ func testReminderAcrossRestart(t *testing.T, bin string) {
 		}
 	}
 	// Another restart sends nothing again.
-	g2.stop(t)
-	g3 := xgStart(t, bin, dataDir, dbURL)
-	c3 := client.New(g3.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	g2.Shutdown(t)
+	g3 := xgStart(t, dataDir, dbURL)
+	c3 := client.New(g3.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := c3.Login(ctx, client.LoginRequest{Username: "alice", Password: "alice-password"}); err != nil {
 		t.Fatal(err)
 	}
@@ -688,8 +607,8 @@ func testReminderAcrossRestart(t *testing.T, bin string) {
 
 // ------------------------------------------------------ model scope, discovery
 
-func testModelScopeAndDiscovery(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+func testModelScopeAndDiscovery(t *testing.T) {
+	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	hb, err := e.bot.Heartbeat(ctx, client.HeartbeatRequest{})
 	if err != nil {
@@ -784,15 +703,15 @@ func testModelScopeAndDiscovery(t *testing.T, bin string) {
 // testRemindersWithReplicas runs three gateways on one PostgreSQL database
 // at once: every reminder goes out exactly once (SQLite allows only one
 // gateway per database, so there it is skipped).
-func testRemindersWithReplicas(t *testing.T, bin string) {
+func testRemindersWithReplicas(t *testing.T) {
 	if !storetest.Postgres() {
 		t.Skip("replicas need PostgreSQL (AGENTMAIL_TEST_DATABASE=postgres)")
 	}
 	dbURL := storetest.DatabaseURL(t)
-	g1 := xgStart(t, bin, t.TempDir(), dbURL)
+	g1 := xgStart(t, t.TempDir(), dbURL)
 	e := xgSetup(t, g1)
-	xgStart(t, bin, t.TempDir(), dbURL)
-	xgStart(t, bin, t.TempDir(), dbURL)
+	xgStart(t, t.TempDir(), dbURL)
+	xgStart(t, t.TempDir(), dbURL)
 	ctx := e.ctx
 	const n = 10
 	due := time.Now().Add(2 * time.Second)

@@ -82,20 +82,20 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	ctx := ctxT(t)
 	httpc := CheckedHTTPClient(t)
 
-	personA := client.New(a.url, client.WithHTTPClient(httpc), client.WithCookieJar())
+	personA := client.New(a.URL, client.WithHTTPClient(httpc), client.WithCookieJar())
 	if _, err := personA.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("login on A: %v\n%s", err, a.logs())
+		t.Fatalf("login on A: %v\n%s", err, a.Log.String())
 	}
-	personB := client.New(b.url, client.WithHTTPClient(httpc), client.WithCookieJar())
+	personB := client.New(b.URL, client.WithHTTPClient(httpc), client.WithCookieJar())
 	if _, err := personB.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
-		t.Fatalf("login on B: %v\n%s", err, b.logs())
+		t.Fatalf("login on B: %v\n%s", err, b.Log.String())
 	}
 	const agentKey = "replica-test-agent-key-0123456789abcdef"
 	if _, err := personA.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "dsh", KeyToken: agentKey, Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}
-	agentA := client.New(a.url, client.WithHTTPClient(httpc), client.WithToken(agentKey))
-	agentB := client.New(b.url, client.WithHTTPClient(httpc), client.WithToken(agentKey))
+	agentA := client.New(a.URL, client.WithHTTPClient(httpc), client.WithToken(agentKey))
+	agentB := client.New(b.URL, client.WithHTTPClient(httpc), client.WithToken(agentKey))
 	if _, err := agentB.Register(ctx, client.RegisterRequest{Name: "dsh", Platform: "e2e", Workspaces: []client.Workspace{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -247,23 +247,23 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for count("Reminder: probe") == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the probe reminder never came\nA:\n%s\nB:\n%s", a.logs(), b.logs())
+			t.Fatalf("the probe reminder never came\nA:\n%s\nB:\n%s", a.Log.String(), b.Log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if n := count("Reminder: replicated standup"); n != 1 {
 		t.Fatalf("the reminder was delivered %d times by two replicas, want once", n)
 	}
-	sentBy := strings.Count(a.logs(), "reminder sent") + strings.Count(b.logs(), "reminder sent")
+	sentBy := strings.Count(a.Log.String(), "reminder sent") + strings.Count(b.Log.String(), "reminder sent")
 	if sentBy != 2 {
-		t.Fatalf("the replicas logged %d reminder sends for two reminders, want 2\nA:\n%s\nB:\n%s", sentBy, a.logs(), b.logs())
+		t.Fatalf("the replicas logged %d reminder sends for two reminders, want 2\nA:\n%s\nB:\n%s", sentBy, a.Log.String(), b.Log.String())
 	}
 
 	// Behind a load balancer, a replica that shuts down ends its streams
 	// cleanly; the agent reconnects through the balancer to the other one
 	// with Last-Event-ID and misses nothing.
 	resumed.Close()
-	lb := failoverBalancer(t, a.url, b.url)
+	lb := failoverBalancer(t, a.URL, b.URL)
 	viaLB := client.New(lb, client.WithHTTPClient(httpc), client.WithToken(agentKey))
 	failover, err := viaLB.Stream(ctx, client.StreamOptions{LastEventID: lastID, Reconnect: true, MinBackoff: 20 * time.Millisecond})
 	if err != nil {
@@ -275,7 +275,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 			t.Fatalf("through the balancer: got mail %s, want %s", got, want)
 		}
 	}
-	a.stop() // SIGTERM: exits 0 after closing the stream
+	a.Shutdown(t) // SIGTERM: exits 0 after closing the stream
 	during, err := personB.MeSend(ctx, client.SendMailRequest{To: "dsh@" + ws, Subject: "while A stops", Body: "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +284,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 		t.Fatalf("after A stopped: got mail %s, want %s sent through B", got, during.MailID)
 	}
 	failover.Close() // before B stops, or it would reconnect to a balancer with no replica left
-	b.stop()
+	b.Shutdown(t)
 }
 
 // failoverBalancer is a minimal load balancer in front of the replicas:

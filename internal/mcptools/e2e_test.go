@@ -1,17 +1,15 @@
 package mcptools
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // startGateway runs `agentmail serve` on a free loopback port with its own
@@ -20,56 +18,20 @@ import (
 func startGateway(t *testing.T, adminPassword string) (url, dataDir string) {
 	t.Helper()
 	dataDir = realDir(t)
-	cmd := exec.Command(agentmailBinary(t), "serve")
-	cmd.Env = []string{
+	g := gatewayproc.Serve(t, gatewayproc.Options{Clean: true, Env: []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + realDir(t),
 		"AGENTMAIL_ADDR=127.0.0.1:0",
 		"AGENTMAIL_DATA_DIR=" + dataDir,
 		"ADMIN_USER=admin",
 		"ADMIN_PASSWORD=" + adminPassword,
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	found := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`agentmail gateway on (http://\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logs.Write([]byte(sc.Text() + "\n"))
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
+	}})
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-		}
 		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
+			t.Logf("gateway log:\n%s", g.Log)
 		}
 	})
-	select {
-	case url = <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("agentmail serve did not start within 60 s:\n%s", logs.String())
-	}
-	return url, dataDir
+	return g.URL, dataDir
 }
 
 // decideNext waits (with a generous deadline) for the next pending

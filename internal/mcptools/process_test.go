@@ -2,7 +2,6 @@ package mcptools
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,13 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildDir  string
+	"github.com/agentmail/agentmail/internal/testkit"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // testMainEnv makes the test binary itself act as `agentmail mcp` (the same
@@ -37,11 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	os.Exit(gatewayproc.Main(m))
 }
 
 // selfBinary is the test binary, which serves MCP when testMainEnv is
@@ -55,28 +46,10 @@ func selfBinary(t *testing.T) string {
 	return exe
 }
 
-// agentmailBinary builds cmd/agentmail once per test run into its own
+// agentmailBinary is cmd/agentmail, built once per test run into its own
 // temporary directory (which is then a protected path of the processes it
 // starts: the bridge's own install).
-func agentmailBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "agentmail-bin-")
-		if buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "agentmail")
-		cmd := exec.Command("go", "build", "-o", builtBin, "github.com/agentmail/agentmail/cmd/agentmail")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/agentmail: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+func agentmailBinary(t *testing.T) string { return gatewayproc.Binary(t) }
 
 // mcpProcess is `agentmail mcp` running as a child process, spoken to in
 // newline-delimited JSON-RPC.
@@ -84,30 +57,13 @@ type mcpProcess struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *testkit.Log
 
 	wmu     sync.Mutex
 	waiters map[string]chan map[string]any
 	closed  bool
 	done    chan struct{} // closed when the process has exited
 	exit    error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startMCP starts the tool server as a child process: the test binary in
@@ -125,7 +81,7 @@ func startMCP(t *testing.T, env map[string]string, dir string, bin ...string) *m
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &mcpProcess{t: t, cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{}), waiters: map[string]chan map[string]any{}}
+	p := &mcpProcess{t: t, cmd: cmd, stderr: &testkit.Log{}, done: make(chan struct{}), waiters: map[string]chan map[string]any{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
+	"github.com/agentmail/agentmail/internal/testkit/mailrig"
 	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )

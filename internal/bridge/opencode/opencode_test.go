@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,9 +26,7 @@ func TestMain(m *testing.M) {
 		serveTestMCP()
 		return
 	}
-	code := m.Run()
-	mailrig.RemoveBuild()
-	os.Exit(code)
+	os.Exit(gatewayproc.Main(m))
 }
 
 func serveTestMCP() {

@@ -10,13 +10,14 @@ package platforms
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentmail/agentmail/internal/testkit"
 )
 
 // Platform names one agent platform.
@@ -40,31 +41,13 @@ var Pinned = map[Platform]string{
 // e.g. "AGENTMAIL_CLAUDE_BIN".
 func BinEnv(p Platform) string { return "AGENTMAIL_" + strings.ToUpper(string(p)) + "_BIN" }
 
-// RepoRoot returns the folder holding go.mod, searched upwards from the working directory.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("platforms: no go.mod above the working directory; run tests inside the repository")
-		}
-		dir = parent
-	}
-}
-
 // Prefix returns the install prefix of scripts/install-platforms.sh:
 // AGENTMAIL_PLATFORMS_PREFIX, else <repo>/.cache/platforms.
 func Prefix() (string, error) {
 	if p := os.Getenv("AGENTMAIL_PLATFORMS_PREFIX"); p != "" {
 		return p, nil
 	}
-	root, err := RepoRoot()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		return "", err
 	}
