@@ -1,0 +1,552 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/testkit/mailrig"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
+)
+
+// The mail contract every agent platform keeps, shown over real processes: `agentmail
+// serve`, `agentmail bridge --platform NAME`, the pinned platform it drives and the
+// `agentmail mcp` tool servers the platform starts; only the model is scripted. One case
+// of platformCases per platform; the scenario is the same for all (docs/ARCHITECTURE.md,
+// "How to add a platform").
+//
+// The script keys on a tag in each mail's subject, which the bridge's prompt carries
+// (B-3.4): [alpha] reads its mail through the AgentMail tools and answers; [beta] is the
+// follow-up by alias in alpha's (idle) session; [gamma] and [delta] run the platform's
+// shell (a permission mail each, approved and denied); [epsilon] is written while the
+// bridge is down and runs on a broken model first; [zeta] runs when the broken model is
+// the only one allowed.
+
+const (
+	alphaAnswer   = "Alpha answer: I read your mail about the parser."
+	betaAnswer    = "Beta answer: continuing where we left off."
+	gammaAnswer   = "Gamma answer: the command has finished."
+	deltaAnswer   = "Delta answer: I was not allowed to run it."
+	epsilonAnswer = "Epsilon answer: read after the restart."
+
+	goodModel   = "fake-model"   // the scripted model that answers
+	brokenModel = "broken-model" // the scripted model that answers HTTP 400
+	brokenText  = brokenModel + " is not available on this server"
+	denyNote    = "not in this folder"
+)
+
+// platformCase is what the mail contract needs to know of one platform.
+type platformCase struct {
+	platform platforms.Platform
+	agent    string
+	// provider is the provider id under which the platform sees the scripted models, as
+	// the admin's model scope names them.
+	provider string
+	// readInbox and shell are the names under which the model calls AgentMail's
+	// read_inbox and the platform's own shell tool.
+	readInbox, shell string
+	// shellInput is the shell tool's input that runs command.
+	shellInput func(command string) map[string]any
+	// configure points the platform in r.Env at r.Model, with goodModel as the default
+	// and brokenModel offered too.
+	configure func(t *testing.T, r *mailrig.Rig)
+	// workdirInSystem is what the system prompt of a turn's first request says of the
+	// turn's directory.
+	workdirInSystem func(dir string) string
+	// platformSession checks the platform session id the gateway session holds after a
+	// turn for a mail to dir (B-3.1, B-3.3): "" when it is the platform's own, else what
+	// is wrong.
+	platformSession func(r *mailrig.Rig, id, dir string) string
+	// aliasSettled, when set, must hold as well before the session's alias counts as
+	// given (a platform that takes the alias back in with its own rename).
+	aliasSettled func(r *mailrig.Rig, platformSessionID, alias string) bool
+	// aliasOrigin checks where the alias comes from (D-5): "" when right, else what is
+	// wrong.
+	aliasOrigin func(alias string) string
+	// permissionKey, when set, checks the shape of a permission request's relay key (the
+	// platform's own request id).
+	permissionKey func(key string) bool
+	// deniedIsError: the platform hands a denied tool call to the model as an error
+	// result (opencode and pi hand it over as the tool's plain output).
+	deniedIsError bool
+	// replyKeyIsResponseID: the relay key of a reply is the model's last message id
+	// (B-5.2), which the test can replay. False where the platform keys replies by an id
+	// of its own the test does not see.
+	replyKeyIsResponseID bool
+	// requestsPerFailedAttempt is how many requests the platform sends to a model that
+	// answers HTTP 400 before the attempt fails; 0 when the platform retries on its own
+	// (any number from one on).
+	requestsPerFailedAttempt int
+	// finishedRun, when set, checks the platform facts of a finished run beyond its pid
+	// (seed 004): "" when they hold.
+	finishedRun func(run client.Run) string
+}
+
+// platformCases holds one case per platform the bridge drives.
+var platformCases = []platformCase{
+	{
+		platform: platforms.Claude, agent: "claude", provider: "anthropic",
+		readInbox: "mcp__agentmail__read_inbox", shell: "Bash",
+		shellInput: func(command string) map[string]any {
+			return map[string]any{"command": command, "description": "create a file"}
+		},
+		configure:       func(t *testing.T, r *mailrig.Rig) { r.Env.UseClaude(r.Model.URL) },
+		workdirInSystem: func(dir string) string { return "Primary working directory: " + dir },
+		platformSession: claudeTranscriptHasCwd,
+		aliasOrigin:     func(string) string { return "" },
+		deniedIsError:   true,
+		// The relay key is the model's message id.
+		replyKeyIsResponseID: true,
+		// Claude Code retries a request the model refused before it reports the error.
+		requestsPerFailedAttempt: 0,
+		finishedRun: func(run client.Run) string {
+			if run.ExitCode == nil || *run.ExitCode != 0 || run.BytesRead == 0 {
+				return "want the claude process's exit code 0 and bytes read"
+			}
+			return ""
+		},
+	},
+	{
+		platform: platforms.OpenCode, agent: "coder", provider: platforms.FakeProvider,
+		readInbox: "agentmail_read_inbox", shell: "bash",
+		shellInput: func(command string) map[string]any {
+			return map[string]any{"command": command, "description": "create a file"}
+		},
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			r.Env.UseOpenCode(r.Model.OpenAIBaseURL(), goodModel, brokenModel)
+		},
+		workdirInSystem: func(dir string) string { return dir },
+		platformSession: func(r *mailrig.Rig, id, dir string) string {
+			if !strings.HasPrefix(id, "ses_") {
+				return "want opencode's ses_ id"
+			}
+			return ""
+		},
+		// D-5 level 1: the alias is opencode's slug, not one derived from the subject.
+		aliasOrigin: func(alias string) string {
+			if !openCodeSlug.MatchString(alias) || strings.Contains(alias, "alpha") {
+				return "want opencode's slug"
+			}
+			return ""
+		},
+		permissionKey: func(key string) bool { return strings.HasPrefix(key, "per_") },
+		// Replies are keyed by opencode's own message id (msg_…).
+		replyKeyIsResponseID:     false,
+		requestsPerFailedAttempt: 1,
+	},
+	{
+		platform: platforms.Pi, agent: "pibot", provider: platforms.FakeProvider,
+		readInbox: "read_inbox", shell: "bash",
+		shellInput: func(command string) map[string]any { return map[string]any{"command": command} },
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			if _, err := r.Env.UsePi(r.Model.OpenAIBaseURL(), goodModel, brokenModel); err != nil {
+				t.Fatal(err)
+			}
+		},
+		workdirInSystem: func(dir string) string { return dir },
+		platformSession: func(r *mailrig.Rig, id, dir string) string {
+			if cwd, _ := piSession(r, id); cwd != dir {
+				return "want a pi session stored for " + dir + ", its file says " + cwd
+			}
+			return ""
+		},
+		// D-5 level 3: pi names nothing; the alias comes from the subject and is written
+		// back with pi's own rename.
+		aliasSettled: func(r *mailrig.Rig, id, alias string) bool {
+			_, name := piSession(r, id)
+			return name == alias
+		},
+		aliasOrigin: func(alias string) string {
+			if !strings.Contains(alias, "parser") {
+				return "want one derived from the subject"
+			}
+			return ""
+		},
+		permissionKey: func(key string) bool { return strings.Contains(key, ":bash:") },
+		// The relay key is the completion id of the last answer.
+		replyKeyIsResponseID:     true,
+		requestsPerFailedAttempt: 1,
+	},
+}
+
+// openCodeSlug is opencode's generated slug (adjective-noun), as opposed to an alias
+// derived from the subject.
+var openCodeSlug = regexp.MustCompile(`^[a-z]+-[a-z]+$`)
+
+// claudeTranscriptHasCwd finds Claude Code's own transcript of a session under the
+// isolated HOME (~/.claude/projects/<folder of the cwd>/<id>.jsonl) and checks that it
+// records dir as the cwd.
+func claudeTranscriptHasCwd(r *mailrig.Rig, id, dir string) string {
+	matches, _ := filepath.Glob(filepath.Join(r.Env.Home, ".claude", "projects", "*", id+".jsonl"))
+	if len(matches) == 0 {
+		return "want Claude Code's transcript of it"
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil || !strings.Contains(string(data), `"cwd":"`+dir+`"`) {
+		return "its transcript " + matches[0] + " does not record the cwd " + dir
+	}
+	return ""
+}
+
+// piSession reads pi's session file of a session: the working directory in its header
+// and the name of its last session_info entry ("" for what is not there).
+func piSession(r *mailrig.Rig, id string) (cwd, name string) {
+	agentDir := r.Env.Get("PI_CODING_AGENT_DIR")
+	files, _ := filepath.Glob(filepath.Join(agentDir, "sessions", "*", "*_"+id+".jsonl"))
+	if len(files) != 1 {
+		return "", ""
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		return "", ""
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		var e struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			Cwd  string `json:"cwd"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		if i == 0 {
+			cwd = e.Cwd
+		}
+		if e.Type == "session_info" {
+			name = e.Name
+		}
+	}
+	return cwd, name
+}
+
+// script is the model's script of the scenario in c's tool names.
+func (c platformCase) script() []scriptedmodel.Rule {
+	shell := func(command string) scriptedmodel.Reply {
+		return scriptedmodel.Reply{Text: "Creating the file.", ToolCalls: []scriptedmodel.ToolCall{{Name: c.shell, Input: c.shellInput(command)}}}
+	}
+	return []scriptedmodel.Rule{
+		scriptedmodel.FailModel(brokenModel, 400, brokenText),
+		{Name: "alpha reads", UserContains: "[alpha]", Reply: scriptedmodel.Call(c.readInbox, map[string]any{})},
+		{Name: "alpha answers", ToolResultFor: c.readInbox, Match: mailrig.UserHas("[alpha]"), Reply: scriptedmodel.Text(alphaAnswer)},
+		{Name: "beta", UserContains: "[beta]", Reply: scriptedmodel.Text(betaAnswer)},
+		{Name: "gamma runs", UserContains: "[gamma]", Reply: shell("touch approved.txt")},
+		{Name: "gamma answers", ToolResultFor: c.shell, Match: mailrig.UserHas("[gamma]"), Reply: scriptedmodel.Text(gammaAnswer)},
+		{Name: "delta runs", UserContains: "[delta]", Reply: shell("touch denied.txt")},
+		{Name: "delta answers", ToolResultFor: c.shell, Match: mailrig.UserHas("[delta]"), Reply: scriptedmodel.Text(deltaAnswer)},
+		{Name: "epsilon", UserContains: "[epsilon]", Model: goodModel, Reply: scriptedmodel.Text(epsilonAnswer)},
+	}
+}
+
+// contract is one platform's run of the scenario.
+type contract struct {
+	t    *testing.T
+	c    platformCase
+	r    *mailrig.Rig
+	dir1 string // the directory of [alpha]'s session
+}
+
+func TestPlatformMailContract(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test with real processes")
+	}
+	for _, c := range platformCases {
+		t.Run(string(c.platform), func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			r := mailrig.New(t, c.platform, c.agent, c.script()...)
+			c.configure(t, r)
+			k := &contract{t: t, c: c, r: r}
+			bridge1 := r.StartBridge()
+			alpha := k.firstMail()
+			beta := k.followUpByAlias(alpha)
+			gamma, delta := k.permissions()
+			// Every turn so far has finished its run: the stop interrupts nothing.
+			r.WaitRun(gamma.SessionID, gamma.MailID, client.RunFinished)
+			r.WaitRun(delta.SessionID, delta.MailID, client.RunFinished)
+			bridge1.Stop()
+			k.catchUpAndFallback(alpha, beta, gamma, delta)
+			k.failureReport()
+			t.Logf("%s end to end: %d model requests, %v", c.platform, len(r.Model.ModelRequests()), time.Since(start).Round(time.Second))
+		})
+	}
+}
+
+// firstMail: a person's mail to agent@<dir>.new runs a turn in that directory that reads
+// the mail through the AgentMail tools, and the answer comes back as a summary relay that
+// uses no round (I-2), keyed so that a replay is a duplicate (B-5.2).
+func (k *contract) firstMail() *client.SendMailResponse {
+	t, c, r := k.t, k.c, k.r
+	dir := mailrig.Workspace(t, "parser")
+	k.dir1 = dir
+	alpha := r.Send(c.agent+"@"+dir+".new", "[alpha] the parser", "Please look at the tokenizer bug in lexer.go.")
+	rounds := r.Session(alpha.SessionID).UsedRounds
+	reply := r.WaitMail("the reply to [alpha]", r.ReplyFrom(alpha.MailID, client.MailTypeNormal))
+	if reply.Relay != client.RelaySummary || reply.Body != alphaAnswer || reply.SessionID != alpha.SessionID {
+		t.Fatalf("reply to [alpha] = relay %q body %q session %s, want a summary relay of %q in %s",
+			reply.Relay, reply.Body, reply.SessionID, alphaAnswer, alpha.SessionID)
+	}
+	s := r.Session(alpha.SessionID)
+	if s.UsedRounds != rounds {
+		t.Errorf("used_rounds went from %d to %d with the relayed reply; a relay uses no round (I-2)", rounds, s.UsedRounds)
+	}
+	turns := r.TurnsFor(alpha.MailID)
+	if len(turns) != 1 {
+		t.Fatalf("[alpha] opened %d model turns, want 1\n%s", len(turns), r.Dump())
+	}
+	if !strings.Contains(turns[0].System, c.workdirInSystem(dir)) {
+		t.Errorf("the platform did not run in %s: its system prompt does not say %q", dir, c.workdirInSystem(dir))
+	}
+	if !slices.Contains(turns[0].Tools, c.readInbox) {
+		t.Errorf("the AgentMail tools were not offered to the model: %v", turns[0].Tools)
+	}
+	reads := r.ToolResults(alpha.MailID, c.readInbox)
+	if len(reads) != 1 || reads[0].IsError || !strings.Contains(reads[0].Content, "[alpha] the parser") ||
+		!strings.Contains(reads[0].Content, "tokenizer bug in lexer.go") {
+		t.Fatalf("read_inbox through agentmail mcp gave the model %+v, want the mail's subject and body", reads)
+	}
+	if s.PlatformSessionID == "" {
+		t.Fatalf("the gateway session holds no platform session id (B-3.3)")
+	}
+	if bad := c.platformSession(r, s.PlatformSessionID, dir); bad != "" {
+		t.Errorf("the gateway session holds platform session %q: %s (B-3.1, B-3.3)", s.PlatformSessionID, bad)
+	}
+	// The turn is a run backed by the platform's facts (seed 004).
+	run := r.WaitRun(alpha.SessionID, alpha.MailID, client.RunFinished)
+	if run.PID <= 0 {
+		t.Errorf("run of [alpha] = %+v, want the platform process's pid", run)
+	}
+	if c.finishedRun != nil {
+		if bad := c.finishedRun(run); bad != "" {
+			t.Errorf("run of [alpha] = %+v: %s", run, bad)
+		}
+	}
+	if c.replyKeyIsResponseID {
+		reqs := r.RequestsFor(alpha.MailID)
+		last := reqs[len(reqs)-1].ResponseID
+		k.wantDuplicateRelay(alpha.MailID, last, client.MailTypeNormal)
+	}
+	return alpha
+}
+
+// wantDuplicateRelay replays a relay key in reply to mailID as the agent and expects the
+// gateway to answer duplicate_relay.
+func (k *contract) wantDuplicateRelay(mailID, key, mailType string) {
+	k.t.Helper()
+	dup, err := k.r.AgentClient.SendMail(context.Background(), client.SendMailRequest{To: "admin", Subject: "x", Body: "x",
+		ReplyTo: mailID, Relay: client.RelaySummary, RelayKey: key, MailType: mailType})
+	if err != nil || dup.Status != "duplicate_relay" {
+		k.t.Errorf("replaying relay_key %q in reply to %s = %+v, %v; want duplicate_relay (B-5.2, B-6.3)", key, mailID, dup, err)
+	}
+}
+
+// followUpByAlias: a mail to the session's alias lands in the same (idle) platform
+// session and continues its conversation: a new turn, not a silent follow-up (9.11).
+func (k *contract) followUpByAlias(alpha *client.SendMailResponse) *client.SendMailResponse {
+	t, c, r := k.t, k.c, k.r
+	s1 := r.Session(alpha.SessionID)
+	var alias string
+	r.WaitFor("the session alias of [alpha]", func() bool {
+		alias = r.Session(alpha.SessionID).Alias
+		return alias != "" && (c.aliasSettled == nil || c.aliasSettled(r, s1.PlatformSessionID, alias))
+	})
+	if bad := c.aliasOrigin(alias); bad != "" {
+		t.Errorf("alias %q: %s (D-5)", alias, bad)
+	}
+	beta := r.Send(c.agent+"@"+k.dir1+"."+alias, "[beta] and the parser again", "One more thing about the tokenizer.")
+	if beta.SessionID != alpha.SessionID {
+		t.Fatalf("the mail to alias %q went to session %s, want %s", alias, beta.SessionID, alpha.SessionID)
+	}
+	reply := r.WaitMail("the reply to [beta]", r.ReplyFrom(beta.MailID, client.MailTypeNormal))
+	if reply.Relay != client.RelaySummary || reply.Body != betaAnswer {
+		t.Fatalf("reply to [beta] = relay %q body %q", reply.Relay, reply.Body)
+	}
+	if s := r.Session(alpha.SessionID); s.PlatformSessionID != s1.PlatformSessionID {
+		t.Errorf("platform session after the follow-up = %q, want the same %q", s.PlatformSessionID, s1.PlatformSessionID)
+	}
+	turns := r.TurnsFor(beta.MailID)
+	if len(turns) != 1 {
+		t.Fatalf("[beta] opened %d model turns, want 1\n%s", len(turns), r.Dump())
+	}
+	history := ""
+	for _, m := range turns[0].Messages {
+		history += m.Role + ": " + m.Text + "\n"
+	}
+	if !strings.Contains(history, "mail_id "+alpha.MailID) || !strings.Contains(history, alphaAnswer) {
+		t.Errorf("the follow-up did not continue the conversation; the model saw:\n%s", history)
+	}
+	return beta
+}
+
+// permissions: the platform's shell becomes a permission mail that waits for a person;
+// approval runs the command, denial does not and gives the model the person's note.
+func (k *contract) permissions() (gamma, delta *client.SendMailResponse) {
+	t, c, r := k.t, k.c, k.r
+	ctx := context.Background()
+	dir := mailrig.Workspace(t, "approve")
+	gamma = r.Send(c.agent+"@"+dir+".new", "[gamma] make a file", "Create approved.txt, please.")
+	ask := k.waitPermission("[gamma]", gamma.SessionID, "touch approved.txt")
+	if _, err := os.Stat(filepath.Join(dir, "approved.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("approved.txt exists before anyone approved (stat: %v)", err)
+	}
+	if _, err := r.Admin.Decide(ctx, ask.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
+		t.Fatalf("approve: %v\n%s", err, r.Dump())
+	}
+	r.WaitFor("approved.txt in "+dir, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "approved.txt"))
+		return err == nil
+	})
+	reply := r.WaitMail("the reply to [gamma]", r.ReplyFrom(gamma.MailID, client.MailTypeNormal))
+	if reply.Body != gammaAnswer || reply.Relay != client.RelaySummary {
+		t.Errorf("reply to [gamma] = relay %q body %q", reply.Relay, reply.Body)
+	}
+	if trs := r.ToolResults(gamma.MailID, c.shell); len(trs) != 1 || trs[0].IsError {
+		t.Errorf("the approved %s gave the model %+v, want one successful result", c.shell, trs)
+	}
+
+	dir = mailrig.Workspace(t, "deny")
+	delta = r.Send(c.agent+"@"+dir+".new", "[delta] make a file", "Create denied.txt, please.")
+	ask = k.waitPermission("[delta]", delta.SessionID, "touch denied.txt")
+	if _, err := r.Admin.Decide(ctx, ask.MailID, client.DecideRequest{Decision: "deny", Note: denyNote}); err != nil {
+		t.Fatalf("deny: %v\n%s", err, r.Dump())
+	}
+	reply = r.WaitMail("the reply to [delta]", r.ReplyFrom(delta.MailID, client.MailTypeNormal))
+	if reply.Body != deltaAnswer {
+		t.Errorf("reply to [delta] = %q", reply.Body)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "denied.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("denied.txt exists although the person denied (stat: %v)", err)
+	}
+	if trs := r.ToolResults(delta.MailID, c.shell); len(trs) != 1 || trs[0].IsError != c.deniedIsError || !strings.Contains(trs[0].Content, denyNote) {
+		t.Errorf("the denied %s gave the model %+v, want one refused result (error: %v) with the person's note", c.shell, trs, c.deniedIsError)
+	}
+	return gamma, delta
+}
+
+// waitPermission waits for the permission mail of a session and checks that it is the
+// agent's question about the shell running command.
+func (k *contract) waitPermission(tag, sessionID, command string) client.Mail {
+	t, c, r := k.t, k.c, k.r
+	t.Helper()
+	ask := r.WaitMail("the permission mail of "+tag, func(m client.Mail) bool {
+		return m.SessionID == sessionID && m.MailType == client.MailTypePermissionRequest
+	})
+	if ask.FromName != c.agent || ask.Permission == nil || ask.Permission.Tool != c.shell ||
+		!strings.Contains(ask.Permission.Context+ask.Permission.Question, command) ||
+		(c.permissionKey != nil && !c.permissionKey(ask.Permission.RelayKey)) {
+		t.Fatalf("permission mail of %s = %+v (permission %+v), want %s: %s from %s", tag, ask, ask.Permission, c.shell, command, c.agent)
+	}
+	return ask
+}
+
+// setModels sets the agent's model scope to the scripted models, in order.
+func (k *contract) setModels(models ...string) {
+	k.t.Helper()
+	var refs []client.ModelRef
+	for _, m := range models {
+		refs = append(refs, client.ModelRef{Provider: k.c.provider, Model: m})
+	}
+	if _, err := k.r.Admin.AdminSetAgentModels(context.Background(), k.c.agent, client.AllowedModels{AllowedModels: refs}); err != nil {
+		k.t.Fatalf("setting the model scope: %v\n%s", err, k.r.Dump())
+	}
+}
+
+// catchUpAndFallback (the bridge is down): the admin puts the broken model first and a
+// mail arrives. The next bridge learns the scope at its first heartbeat (B-2.2), catches
+// the mail up once (B-7), and falls back to the next model (D-3); a third bridge catches
+// up nothing, and no earlier mail ran again.
+func (k *contract) catchUpAndFallback(earlier ...*client.SendMailResponse) {
+	t, c, r := k.t, k.c, k.r
+	k.setModels(brokenModel, goodModel)
+	dir := mailrig.Workspace(t, "offline")
+	epsilon := r.Send(c.agent+"@"+dir+".new", "[epsilon] while you were away", "Written while the bridge was down.")
+	bridge2 := r.StartBridge()
+	reply := r.WaitMail("the reply to [epsilon]", r.ReplyFrom(epsilon.MailID, client.MailTypeNormal))
+	if reply.Body != epsilonAnswer || reply.Relay != client.RelaySummary {
+		t.Errorf("reply to [epsilon] = relay %q body %q", reply.Relay, reply.Body)
+	}
+	r.WaitFor("bridge 2 to finish its catch-up", func() bool { return bridge2.Log.Count("caught up ") >= 1 })
+	if bridge2.Log.Count(`msg="caught up 1 mails"`) != 1 {
+		t.Errorf("bridge 2 did not catch up exactly the one mail\n%s", bridge2.Log)
+	}
+	fallback := c.provider + "/" + goodModel + " succeeded (after 1 failed: " + c.provider + "/" + brokenModel + ")"
+	r.WaitFor("the fallback log line", func() bool { return bridge2.Log.Count(fallback) == 1 })
+	bridge2.Stop()
+
+	k.setModels(brokenModel)
+	bridge3 := r.StartBridge()
+	r.WaitFor("bridge 3 to finish its catch-up", func() bool { return bridge3.Log.Count("caught up ") >= 1 })
+	if bridge3.Log.Count(`msg="caught up 0 mails"`) != 1 {
+		t.Errorf("bridge 3 caught up mails that were handled already\n%s", bridge3.Log)
+	}
+	models := map[string]int{}
+	turns := r.TurnsFor(epsilon.MailID)
+	for _, q := range turns {
+		models[q.Model]++
+	}
+	broken := models[brokenModel] == c.requestsPerFailedAttempt || (c.requestsPerFailedAttempt == 0 && models[brokenModel] >= 1)
+	if len(turns) != models[brokenModel]+1 || !broken || models[goodModel] != 1 {
+		t.Errorf("[epsilon] turns by model %v across two restarts, want one attempt on each (%d requests to %s)\n%s",
+			models, c.requestsPerFailedAttempt, brokenModel, r.Dump())
+	}
+	if n := len(r.Matching(r.ReplyFrom(epsilon.MailID, client.MailTypeNormal))); n != 1 {
+		t.Errorf("[epsilon] got %d replies, want exactly 1", n)
+	}
+	runs := r.Runs(epsilon.SessionID)
+	byModel := map[string]string{}
+	for _, run := range runs {
+		if run.MailID == epsilon.MailID {
+			byModel[run.Model] = run.State
+		}
+	}
+	if len(runs) != 2 || byModel[c.provider+"/"+brokenModel] != client.RunFailed || byModel[c.provider+"/"+goodModel] != client.RunFinished {
+		t.Errorf("runs of [epsilon]'s session = %+v; want one failed on %s, then one finished on %s", runs, brokenModel, goodModel)
+	}
+	for _, m := range earlier {
+		if n := len(r.TurnsFor(m.MailID)); n != 1 {
+			t.Errorf("mail %s ran %d turns after the restarts, want 1", m.MailID, n)
+		}
+		if n := len(r.Matching(r.ReplyFrom(m.MailID, client.MailTypeNormal))); n != 1 {
+			t.Errorf("mail %s got %d replies, want 1", m.MailID, n)
+		}
+	}
+}
+
+// failureReport: with only the broken model allowed, a mail gets one failure mail, a
+// summary relay keyed model-failure:<mail_id> that names the route and the model's error
+// (B-6), and nothing else.
+func (k *contract) failureReport() {
+	t, c, r := k.t, k.c, k.r
+	route := c.provider + "/" + brokenModel
+	dir := mailrig.Workspace(t, "broken")
+	zeta := r.Send(c.agent+"@"+dir+".new", "[zeta] on a broken model", "Anything at all.")
+	fail := r.WaitMail("the failure mail of [zeta]", r.ReplyFrom(zeta.MailID, client.MailTypeFailureReport))
+	if fail.Relay != client.RelaySummary || !strings.Contains(fail.Subject, "[zeta] on a broken model") ||
+		!strings.Contains(fail.Body, route) || !strings.Contains(fail.Body, brokenText) {
+		t.Errorf("failure mail = relay %q subject %q body:\n%s\nwant a summary relay naming the route and the model's error", fail.Relay, fail.Subject, fail.Body)
+	}
+	if run := r.WaitRun(zeta.SessionID, zeta.MailID, client.RunFailed); !strings.Contains(run.Error, brokenModel+" is not available") || run.Model != route {
+		t.Errorf("run of [zeta] = %+v, want failed on %s with the model's error", run, route)
+	}
+	reqs := r.RequestsFor(zeta.MailID)
+	if len(reqs) == 0 {
+		t.Fatalf("[zeta] never reached the model\n%s", r.Dump())
+	}
+	for _, q := range reqs {
+		if q.Model != brokenModel || q.Status != 400 {
+			t.Errorf("[zeta] request to model %q answered %d, want %s answered 400", q.Model, q.Status, brokenModel)
+		}
+	}
+	k.wantDuplicateRelay(zeta.MailID, "model-failure:"+zeta.MailID, client.MailTypeFailureReport)
+	if n := len(r.Matching(func(m client.Mail) bool { return m.ParentMailID == zeta.MailID && m.FromName == c.agent })); n != 1 {
+		t.Errorf("[zeta] got %d mails from the agent, want only the failure mail", n)
+	}
+}
