@@ -10,37 +10,23 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/testkit/adaptertest"
 	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The test binary doubles as a tiny AgentMail MCP server: started as `<test binary>
 // mcp-serve` it offers one tool, whoami, answering with the environment the tool server
 // was given.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "mcp-serve" {
-		serveTestMCP()
+	if len(os.Args) > 1 && os.Args[1] == adaptertest.WhoamiArg {
+		adaptertest.ServeWhoami()
 		return
 	}
 	os.Exit(m.Run())
-}
-
-func serveTestMCP() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "agentmail-test", Version: "1"}, nil)
-	type none struct{}
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Tells the session id and gateway of this tool server."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
-			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN")
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
-		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		os.Exit(1)
-	}
 }
 
 // setup starts the fake model with rules and an adapter that runs the real claude against
@@ -52,14 +38,10 @@ func setup(t *testing.T, rules ...scriptedmodel.Rule) (*Adapter, *scriptedmodel.
 	env := platforms.NewEnv(t)
 	env.UseClaude(s.URL)
 	a := New(Options{Environ: env.Environ()})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = a.Start(context.Background(), bridge.Env{
+	err := a.Start(context.Background(), bridge.Env{
 		AgentName:  "coder",
 		GatewayURL: "http://127.0.0.1:1",
-		MCPCommand: []string{self, "mcp-serve"},
+		MCPCommand: adaptertest.WhoamiCommand(t),
 		Bin:        bin,
 	})
 	if err != nil {
@@ -68,24 +50,13 @@ func setup(t *testing.T, rules ...scriptedmodel.Rule) (*Adapter, *scriptedmodel.
 	return a, s
 }
 
-func runTurn(t *testing.T, a *Adapter, req bridge.TurnRequest) bridge.TurnResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := a.RunTurn(ctx, req)
-	if err != nil {
-		t.Fatalf("RunTurn: %v (result %+v)", err, res)
-	}
-	return res
-}
-
 func TestTurnAnswersWithLastTextInCwd(t *testing.T) {
 	a, s := setup(t, scriptedmodel.Rule{UserContains: "status please", Reply: scriptedmodel.Reply{Thinking: "private reasoning", Text: "all is well"}})
 	dir := t.TempDir()
 	var startedPID int
 	var startedSession string
 	var verdicts []error
-	res := runTurn(t, a, bridge.TurnRequest{
+	res := adaptertest.RunTurn(t, a, bridge.TurnRequest{
 		Cwd:       dir,
 		Prompt:    "status please",
 		OnStart:   func(pid int, id string) { startedPID, startedSession = pid, id },
@@ -120,8 +91,8 @@ func TestResumedTurnContinuesTheSameSession(t *testing.T) {
 		scriptedmodel.Rule{UserContains: "first question", Reply: scriptedmodel.Text("first answer")},
 	)
 	dir := t.TempDir()
-	first := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
-	second := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: first.PlatformSessionID})
+	first := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
+	second := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: first.PlatformSessionID})
 	if first.Text != "first answer" || second.Text != "second answer" {
 		t.Fatalf("texts %q %q", first.Text, second.Text)
 	}
@@ -133,10 +104,7 @@ func TestResumedTurnContinuesTheSameSession(t *testing.T) {
 	}
 	reqs := s.ModelRequests()
 	last := reqs[len(reqs)-1]
-	history := ""
-	for _, m := range last.Messages {
-		history += m.Role + ":" + m.Text + "\n"
-	}
+	history := adaptertest.History(last)
 	if !strings.Contains(history, "first question") || !strings.Contains(history, "first answer") {
 		t.Fatalf("the resumed turn did not carry the first turn's history:\n%s", history)
 	}
@@ -164,7 +132,7 @@ func TestPermissionAllowRunsTheTool(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var asks []bridge.PermissionAsk
-	res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
+	res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
 		mu.Lock()
 		asks = append(asks, ask)
 		mu.Unlock()
@@ -189,7 +157,7 @@ func TestPermissionDenyBlocksTheTool(t *testing.T) {
 	a, s := setup(t, bashLoop()...)
 	dir := t.TempDir()
 	asked := 0
-	res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
+	res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
 		asked++
 		return bridge.PermissionAnswer{Allow: false, Message: "not in this folder"}
 	}})
@@ -244,7 +212,7 @@ func TestMCPToolsAreOfferedWithTheTurnEnvironment(t *testing.T) {
 		scriptedmodel.Rule{UserContains: "who am i", Reply: scriptedmodel.Call("mcp__agentmail__whoami", map[string]any{})},
 	)
 	asked := false
-	res := runTurn(t, a, bridge.TurnRequest{
+	res := adaptertest.RunTurn(t, a, bridge.TurnRequest{
 		Cwd: t.TempDir(), Prompt: "who am i", ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn", "AGENTMAIL_SESSION_ID": "sess-42"},
 		Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
 			asked = true
@@ -260,7 +228,7 @@ func TestMCPToolsAreOfferedWithTheTurnEnvironment(t *testing.T) {
 		t.Fatal("an AgentMail tool triggered a permission question despite --allowedTools")
 	}
 	tr := reqs[len(reqs)-1].LastToolResults
-	if len(tr) != 1 || !strings.Contains(tr[0].Content, "session=sess-42 gateway=http://127.0.0.1:1 key= token=amt_turn") {
+	if len(tr) != 1 || !strings.Contains(tr[0].Content, "session=sess-42 mail=") || !strings.Contains(tr[0].Content, " gateway=http://127.0.0.1:1 key= token=amt_turn") {
 		t.Fatalf("tool result %+v", tr)
 	}
 	if res.Text != "tool answered" {
@@ -351,7 +319,7 @@ func TestSummary(t *testing.T) {
 func TestWithoutPermissionFuncClaudeRefusesTheTool(t *testing.T) {
 	a, s := setup(t, bashLoop()...)
 	dir := t.TempDir()
-	res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x"})
+	res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make x"})
 	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
 		t.Fatalf("command ran without any approval (stat err %v)", err)
 	}
@@ -381,15 +349,11 @@ func TestClaudesOwnShellSeesNoAgentKeyOnlyTheTurnToken(t *testing.T) {
 	env.UseClaude(s.URL)
 	env.Set("AGENTMAIL_AGENT_KEY", secret)
 	a := New(Options{Environ: env.Environ()})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := a.Start(context.Background(), bridge.Env{AgentName: "coder", GatewayURL: "http://127.0.0.1:1",
-		MCPCommand: []string{self, "mcp-serve"}, Bin: bin}); err != nil {
+		MCPCommand: adaptertest.WhoamiCommand(t), Bin: bin}); err != nil {
 		t.Fatal(err)
 	}
-	runTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "look around",
+	adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "look around",
 		ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn_token_value", "AGENTMAIL_SESSION_ID": "sess-42"},
 		Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
 			return bridge.PermissionAnswer{Allow: true}

@@ -4,45 +4,25 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
+	"github.com/agentmail/agentmail/internal/testkit/adaptertest"
 	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The test binary doubles as a tiny AgentMail MCP server: started as `<test binary>
 // mcp-serve` it offers one tool, whoami, answering with the environment it was given.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "mcp-serve" {
-		serveTestMCP()
+	if len(os.Args) > 1 && os.Args[1] == adaptertest.WhoamiArg {
+		adaptertest.ServeWhoami()
 		return
 	}
-	os.Exit(gatewayproc.Main(m))
-}
-
-func serveTestMCP() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "agentmail-test", Version: "1"}, nil)
-	type none struct{}
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Tells the session id and gateway of this tool server."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
-			wd, _ := os.Getwd()
-			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " mail=" + os.Getenv("AGENTMAIL_MAIL_ID") +
-				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN") +
-				" platform=" + os.Getenv("AGENTMAIL_PLATFORM") + " cwd=" + wd
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
-		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(m.Run())
 }
 
 // Models the fake provider offers: fake-model works, the others are made to fail by the
@@ -58,16 +38,12 @@ func setup(t *testing.T, rules ...scriptedmodel.Rule) (*Adapter, *scriptedmodel.
 	env := platforms.NewEnv(t)
 	env.UseOpenCode(s.OpenAIBaseURL(), testModels...)
 	a := New(Options{Environ: env.Environ()})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = a.Start(ctx, bridge.Env{
+	err := a.Start(ctx, bridge.Env{
 		AgentName:  "coder",
 		GatewayURL: "http://127.0.0.1:1",
-		MCPCommand: []string{self, "mcp-serve"},
+		MCPCommand: adaptertest.WhoamiCommand(t),
 		Bin:        bin,
 		Log: func(msg string, args ...any) {
 			t.Logf("%s adapter: %s %v", time.Now().Format("15:04:05.000"), msg, args)
@@ -78,39 +54,6 @@ func setup(t *testing.T, rules ...scriptedmodel.Rule) (*Adapter, *scriptedmodel.
 	}
 	t.Cleanup(func() { a.Close() })
 	return a, s
-}
-
-func runTurn(t *testing.T, a *Adapter, req bridge.TurnRequest) bridge.TurnResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := a.RunTurn(ctx, req)
-	if err != nil {
-		t.Fatalf("RunTurn: %v (result %+v)", err, res)
-	}
-	return res
-}
-
-// verdicts records OnVerdict calls.
-type verdicts struct {
-	mu  sync.Mutex
-	got []error
-}
-
-func (v *verdicts) on(err error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.got = append(v.got, err)
-}
-
-func (v *verdicts) list() []error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]error(nil), v.got...)
-}
-
-func fakeModel(name string) *client.ModelRef {
-	return &client.ModelRef{Provider: platforms.FakeProvider, Model: name}
 }
 
 // script is the fake model's script for every subtest of TestAgainstRealOpenCode; each
@@ -133,25 +76,6 @@ func script() []scriptedmodel.Rule {
 	}
 }
 
-// lastRequestFor returns the last turn request (not a title request) whose conversation
-// has a user message containing phrase.
-func lastRequestFor(t *testing.T, s *scriptedmodel.Server, phrase string) scriptedmodel.Request {
-	t.Helper()
-	reqs := s.ModelRequests()
-	for i := len(reqs) - 1; i >= 0; i-- {
-		if reqs[i].Title {
-			continue
-		}
-		for _, m := range reqs[i].Messages {
-			if m.Role == "user" && strings.Contains(m.Text, phrase) {
-				return reqs[i]
-			}
-		}
-	}
-	t.Fatalf("no model request for %q", phrase)
-	return scriptedmodel.Request{}
-}
-
 // TestAgainstRealOpenCode runs every behaviour against one real `opencode serve` (starting
 // one costs seconds) and the scripted model.
 func TestAgainstRealOpenCode(t *testing.T) {
@@ -161,11 +85,11 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		dir := t.TempDir()
 		var startedPID int
 		var startedSession string
-		var v verdicts
-		res := runTurn(t, a, bridge.TurnRequest{
-			Cwd: dir, Prompt: "status please", Model: fakeModel("fake-model"),
+		var v adaptertest.Verdicts
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{
+			Cwd: dir, Prompt: "status please", Model: adaptertest.FakeModel("fake-model"),
 			OnStart:   func(pid int, id string) { startedPID, startedSession = pid, id },
-			OnVerdict: v.on,
+			OnVerdict: v.On,
 		})
 		if res.Failed || res.Text != "all is well" {
 			t.Fatalf("result %+v (reasoning must not be in the text)", res)
@@ -176,7 +100,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		if !strings.HasPrefix(res.MessageID, "msg_") || res.Slug == "" {
 			t.Fatalf("message id %q slug %q", res.MessageID, res.Slug)
 		}
-		if got := v.list(); len(got) != 1 || got[0] != nil {
+		if got := v.List(); len(got) != 1 || got[0] != nil {
 			t.Fatalf("verdicts %v, want one nil", got)
 		}
 		if startedPID <= 0 || res.Facts.PID != startedPID || res.Facts.BytesRead == 0 || res.Facts.StopReason != "stop" || res.Facts.EndedAt.Before(res.Facts.StartedAt) {
@@ -199,7 +123,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		if !found {
 			t.Fatalf("session %s not listed in %+v", res.PlatformSessionID, sessions)
 		}
-		r := lastRequestFor(t, s, "status please")
+		r := adaptertest.LastRequestFor(t, s, "status please")
 		if r.Model != "fake-model" || !strings.Contains(r.System, dir) {
 			t.Fatalf("the turn's model request used %q or was not told the directory %s", r.Model, dir)
 		}
@@ -216,9 +140,9 @@ func TestAgainstRealOpenCode(t *testing.T) {
 
 	t.Run("a follow-up lands in the same session and an idle session takes a new prompt", func(t *testing.T) {
 		dir := t.TempDir()
-		first := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
+		first := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
 		// The session is idle now (9.11): the next prompt must start a new turn, not vanish.
-		second := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: first.PlatformSessionID})
+		second := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: first.PlatformSessionID})
 		if first.Text != "first answer" || second.Text != "second answer" {
 			t.Fatalf("texts %q %q", first.Text, second.Text)
 		}
@@ -226,7 +150,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 			t.Fatalf("first %+v second %+v", first, second)
 		}
 		history := ""
-		for _, m := range lastRequestFor(t, s, "second question").Messages {
+		for _, m := range adaptertest.LastRequestFor(t, s, "second question").Messages {
 			history += m.Role + ":" + m.Text + "\n"
 		}
 		if !strings.Contains(history, "first question") || !strings.Contains(history, "first answer") {
@@ -242,82 +166,49 @@ func TestAgainstRealOpenCode(t *testing.T) {
 	})
 
 	t.Run("a guarded tool allowed by the person runs", func(t *testing.T) {
-		dir := t.TempDir()
-		var mu sync.Mutex
-		var asks []bridge.PermissionAsk
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please make the file", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
-			mu.Lock()
-			asks = append(asks, ask)
-			mu.Unlock()
-			return bridge.PermissionAnswer{Allow: true}
-		}})
-		mu.Lock()
-		defer mu.Unlock()
-		if len(asks) != 1 || asks[0].ToolName != "bash" || asks[0].ToolUseID != "call_touch" || !strings.HasPrefix(asks[0].PlatformID, "per_") ||
-			asks[0].Summary != "bash: touch made.txt" || asks[0].Input["command"] != "touch made.txt" {
-			t.Fatalf("asks %+v", asks)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "made.txt")); err != nil {
-			t.Fatalf("the allowed command did not run in the mail's directory: %v", err)
-		}
-		if res.Failed || res.Text != "bash finished" {
-			t.Fatalf("result %+v (only the last assistant message is the reply)", res)
+		_, ask := adaptertest.AllowedToolRuns(t, a, "please make the file")
+		if !strings.HasPrefix(ask.PlatformID, "per_") {
+			t.Fatalf("ask %+v, want opencode's per_ permission id", ask)
 		}
 	})
 
 	t.Run("a guarded tool denied by the person does not run", func(t *testing.T) {
-		dir := t.TempDir()
-		asked := 0
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "now make the file", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
-			asked++
-			return bridge.PermissionAnswer{Allow: false, Message: "not in this folder"}
-		}})
-		if asked != 1 {
-			t.Fatalf("asked %d times", asked)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
-			t.Fatalf("the denied command ran (stat err %v)", err)
-		}
-		tr := lastRequestFor(t, s, "now make the file").LastToolResults
-		if len(tr) != 1 || !strings.Contains(tr[0].Content, "not in this folder") {
+		if tr := adaptertest.DeniedToolDoesNotRun(t, a, s, "now make the file"); !strings.Contains(tr.Content, "not in this folder") {
 			t.Fatalf("the model did not get the person's note: %+v", tr)
-		}
-		if res.Failed || res.Text != "bash finished" {
-			t.Fatalf("result %+v", res)
 		}
 	})
 
 	t.Run("a broken first model fails its verdict and the second model works", func(t *testing.T) {
 		dir := t.TempDir()
-		var v1 verdicts
-		res1, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: fakeModel("broken-model"), OnVerdict: v1.on})
+		var v1 adaptertest.Verdicts
+		res1, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: adaptertest.FakeModel("broken-model"), OnVerdict: v1.On})
 		if err != nil {
 			t.Fatalf("a model failure must be TurnResult.Failed, got error %v", err)
 		}
-		if got := v1.list(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "broken-model does not exist") {
+		if got := v1.List(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "broken-model does not exist") {
 			t.Fatalf("verdicts %v, want one error naming the failure", got)
 		}
 		if !res1.Failed || !strings.Contains(res1.FailureReason, "400") || res1.Text != "" {
 			t.Fatalf("first result %+v", res1)
 		}
 		// D-3.5: the core retries in a fresh session with the next model.
-		var v2 verdicts
-		res2 := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: fakeModel("fake-model"), OnVerdict: v2.on})
+		var v2 adaptertest.Verdicts
+		res2 := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: adaptertest.FakeModel("fake-model"), OnVerdict: v2.On})
 		if res2.Failed || res2.Text != "work done" || res2.PlatformSessionID == res1.PlatformSessionID {
 			t.Fatalf("second result %+v", res2)
 		}
-		if got := v2.list(); len(got) != 1 || got[0] != nil {
+		if got := v2.List(); len(got) != 1 || got[0] != nil {
 			t.Fatalf("second verdicts %v", got)
 		}
 	})
 
 	t.Run("a model that opencode retries is a failure and its session is aborted", func(t *testing.T) {
-		var v verdicts
-		res, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "hello", Model: fakeModel("flaky-model"), OnVerdict: v.on})
+		var v adaptertest.Verdicts
+		res, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "hello", Model: adaptertest.FakeModel("flaky-model"), OnVerdict: v.On})
 		if err != nil {
 			t.Fatalf("RunTurn: %v", err)
 		}
-		if got := v.list(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "retrying") {
+		if got := v.List(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "retrying") {
 			t.Fatalf("verdicts %v, want one error about the retry", got)
 		}
 		if !res.Failed || !strings.Contains(res.FailureReason, "overloaded") {
@@ -340,12 +231,12 @@ func TestAgainstRealOpenCode(t *testing.T) {
 			return bridge.PermissionAnswer{}
 		}
 		for _, sess := range []string{"sess-42", "sess-43"} {
-			res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "who am i, " + sess, Permission: perm,
+			res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "who am i, " + sess, Permission: perm,
 				ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn", "AGENTMAIL_SESSION_ID": sess, "AGENTMAIL_MAIL_ID": "mail-" + sess}})
 			if res.Text != "tool answered" {
 				t.Fatalf("result %+v", res)
 			}
-			tr := lastRequestFor(t, s, "who am i, "+sess).LastToolResults
+			tr := adaptertest.LastRequestFor(t, s, "who am i, "+sess).LastToolResults
 			want := "session=" + sess + " mail=mail-" + sess + " gateway=http://127.0.0.1:1 key= token=amt_turn platform=opencode cwd=" + dir
 			if len(tr) != 1 || !strings.Contains(tr[0].Content, want) {
 				t.Fatalf("tool result %+v, want %q", tr, want)
@@ -370,7 +261,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 				t.Fatalf("models %+v lack %s", models, m)
 			}
 		}
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "name me"})
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "name me"})
 		if err := a.RenameSession(context.Background(), res.PlatformSessionID, "fix-the-leak-2"); err != nil {
 			t.Fatal(err)
 		}
@@ -393,31 +284,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 	})
 
 	t.Run("a canceled turn aborts the session and fails closed", func(t *testing.T) {
-		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		answered := make(chan struct{})
-		res, err := a.RunTurn(ctx, bridge.TurnRequest{Cwd: dir, Prompt: "then make the file", Permission: func(pctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
-			cancel() // the bridge stops while a person is being asked
-			<-pctx.Done()
-			close(answered)
-			return bridge.PermissionAnswer{Allow: false, Message: "the bridge stopped"}
-		}})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("err %v, want context.Canceled", err)
-		}
-		<-answered
-		if !res.Failed || res.Facts.StopReason != "canceled" {
-			t.Fatalf("result %+v", res)
-		}
-		// The session is left usable: a new turn in it runs.
-		next := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the stop", PlatformSessionID: res.PlatformSessionID})
-		if next.Text != "still here" {
-			t.Fatalf("next turn %+v", next)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
-			t.Fatalf("the command ran although nobody allowed it (stat err %v)", err)
-		}
+		adaptertest.CancelWhileAsking(t, a, "then make the file")
 	})
 
 	t.Run("a second adapter attaches to the running server and leaves it running", func(t *testing.T) {
@@ -431,7 +298,7 @@ func TestAgainstRealOpenCode(t *testing.T) {
 		if err := b.Start(context.Background(), bridge.Env{Log: func(string, ...any) {}}); err != nil {
 			t.Fatal(err)
 		}
-		res := runTurn(t, b, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "status please, attached"})
+		res := adaptertest.RunTurn(t, b, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "status please, attached"})
 		if res.Text != "all is well" || res.Facts.PID != 0 {
 			t.Fatalf("attached turn %+v (no pid: the server is not ours)", res)
 		}

@@ -14,12 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
-	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
+	"github.com/agentmail/agentmail/internal/testkit/adaptertest"
 	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The test binary doubles as a tiny AgentMail MCP server: started as `<test binary>
@@ -30,27 +28,11 @@ func TestMain(m *testing.M) {
 		fakePi()
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == "mcp-serve" {
-		serveTestMCP()
+	if len(os.Args) > 1 && os.Args[1] == adaptertest.WhoamiArg {
+		adaptertest.ServeWhoami()
 		return
 	}
-	os.Exit(gatewayproc.Main(m))
-}
-
-func serveTestMCP() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "agentmail-test", Version: "1"}, nil)
-	type none struct{}
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Tells the session id and gateway of this tool server."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
-			wd, _ := os.Getwd()
-			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " mail=" + os.Getenv("AGENTMAIL_MAIL_ID") +
-				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN") +
-				" platform=" + os.Getenv("AGENTMAIL_PLATFORM") + " cwd=" + wd
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
-		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(m.Run())
 }
 
 // testModels are the fake provider's models: fake-model works, broken-model fails.
@@ -97,14 +79,10 @@ func setup(t *testing.T) *fixture {
 	// A key in the bridge's environment must not reach pi's shell.
 	env.Set("AGENTMAIL_AGENT_KEY", "ak_from_environment")
 	a := New(Options{Environ: env.Environ()})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	err = a.Start(context.Background(), bridge.Env{
 		AgentName:  "coder",
 		GatewayURL: "http://127.0.0.1:1",
-		MCPCommand: []string{self, "mcp-serve"},
+		MCPCommand: adaptertest.WhoamiCommand(t),
 		Bin:        bin,
 		Log: func(msg string, args ...any) {
 			t.Logf("%s adapter: %s %v", time.Now().Format("15:04:05.000"), msg, args)
@@ -117,63 +95,6 @@ func setup(t *testing.T) *fixture {
 	return &fixture{a: a, s: s, env: env, agentDir: agentDir}
 }
 
-func runTurn(t *testing.T, a *Adapter, req bridge.TurnRequest) bridge.TurnResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	res, err := a.RunTurn(ctx, req)
-	if err != nil {
-		t.Fatalf("RunTurn: %v (result %+v)", err, res)
-	}
-	return res
-}
-
-// verdicts records OnVerdict calls.
-type verdicts struct {
-	mu  sync.Mutex
-	got []error
-}
-
-func (v *verdicts) on(err error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.got = append(v.got, err)
-}
-
-func (v *verdicts) list() []error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]error(nil), v.got...)
-}
-
-func fakeModel(name string) *client.ModelRef {
-	return &client.ModelRef{Provider: platforms.FakeProvider, Model: name}
-}
-
-// lastRequestFor returns the last model request whose conversation has a user message
-// containing phrase.
-func lastRequestFor(t *testing.T, s *scriptedmodel.Server, phrase string) scriptedmodel.Request {
-	t.Helper()
-	reqs := s.ModelRequests()
-	for i := len(reqs) - 1; i >= 0; i-- {
-		for _, m := range reqs[i].Messages {
-			if m.Role == "user" && strings.Contains(m.Text, phrase) {
-				return reqs[i]
-			}
-		}
-	}
-	t.Fatalf("no model request for %q", phrase)
-	return scriptedmodel.Request{}
-}
-
-func history(r scriptedmodel.Request) string {
-	h := ""
-	for _, m := range r.Messages {
-		h += m.Role + ":" + m.Text + "\n"
-	}
-	return h
-}
-
 // TestAgainstRealPi runs every behaviour against the real pi and the scripted model.
 func TestAgainstRealPi(t *testing.T) {
 	f := setup(t)
@@ -183,11 +104,11 @@ func TestAgainstRealPi(t *testing.T) {
 		dir := t.TempDir()
 		var startedPID int
 		var startedSession string
-		var v verdicts
-		res := runTurn(t, a, bridge.TurnRequest{
+		var v adaptertest.Verdicts
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{
 			Cwd: dir, Prompt: "status please",
 			OnStart:   func(pid int, id string) { startedPID, startedSession = pid, id },
-			OnVerdict: v.on,
+			OnVerdict: v.On,
 		})
 		if res.Failed || res.Text != "all is well" || res.MessageID != "chatcmpl-status" {
 			t.Fatalf("result %+v (text blocks only; the completion id is the message id)", res)
@@ -198,7 +119,7 @@ func TestAgainstRealPi(t *testing.T) {
 		if res.Slug != "" || res.Title != "" {
 			t.Fatalf("pi names no session, got slug %q title %q", res.Slug, res.Title)
 		}
-		if got := v.list(); len(got) != 1 || got[0] != nil {
+		if got := v.List(); len(got) != 1 || got[0] != nil {
 			t.Fatalf("verdicts %v, want one nil", got)
 		}
 		if res.Facts.BytesRead == 0 || res.Facts.StopReason != "stop" || res.Facts.UnparsedLines != 0 {
@@ -209,23 +130,23 @@ func TestAgainstRealPi(t *testing.T) {
 		if !ok || sf.Cwd != dir || !strings.HasPrefix(sf.Path, filepath.Join(f.agentDir, "sessions")) {
 			t.Fatalf("session file %+v (found %v), want cwd %s", sf, ok, dir)
 		}
-		if r := lastRequestFor(t, s, "status please"); !strings.Contains(r.System, dir) {
+		if r := adaptertest.LastRequestFor(t, s, "status please"); !strings.Contains(r.System, dir) {
 			t.Fatalf("the model was not told the directory %s", dir)
 		}
 	})
 
 	t.Run("a follow-up lands in the same session and an idle session takes a new prompt", func(t *testing.T) {
 		dir := t.TempDir()
-		first := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
+		first := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "first question"})
 		// The session is idle now (9.11): the next prompt must start a new run, not vanish.
-		second := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: first.PlatformSessionID})
+		second := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: first.PlatformSessionID})
 		if first.Text != "first answer" || second.Text != "second answer" {
 			t.Fatalf("texts %q %q", first.Text, second.Text)
 		}
 		if second.PlatformSessionID != first.PlatformSessionID || second.MessageID == first.MessageID || second.Facts.PID != first.Facts.PID {
 			t.Fatalf("first %+v second %+v (the same process serves the session)", first, second)
 		}
-		if h := history(lastRequestFor(t, s, "second question")); !strings.Contains(h, "first question") || !strings.Contains(h, "first answer") {
+		if h := adaptertest.History(adaptertest.LastRequestFor(t, s, "second question")); !strings.Contains(h, "first question") || !strings.Contains(h, "first answer") {
 			t.Fatalf("the follow-up did not carry the first turn's history:\n%s", h)
 		}
 		// The process goes away (idle timeout, bridge restart): the session is resumed in its
@@ -236,11 +157,11 @@ func TestAgainstRealPi(t *testing.T) {
 		}
 		a.forget(first.PlatformSessionID, p)
 		p.stop()
-		third := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the restart", PlatformSessionID: first.PlatformSessionID})
+		third := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the restart", PlatformSessionID: first.PlatformSessionID})
 		if third.Text != "resumed answer" || third.PlatformSessionID != first.PlatformSessionID || third.Facts.PID == first.Facts.PID {
 			t.Fatalf("resumed turn %+v", third)
 		}
-		if h := history(lastRequestFor(t, s, "after the restart")); !strings.Contains(h, "second answer") {
+		if h := adaptertest.History(adaptertest.LastRequestFor(t, s, "after the restart")); !strings.Contains(h, "second answer") {
 			t.Fatalf("the resumed session lost its history:\n%s", h)
 		}
 	})
@@ -294,7 +215,7 @@ func TestAgainstRealPi(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "made.txt")); err != nil {
 			t.Fatalf("the allowed command did not run: %v", err)
 		}
-		if h := history(lastRequestFor(t, s, "queued question")); !strings.Contains(h, "bash finished") {
+		if h := adaptertest.History(adaptertest.LastRequestFor(t, s, "queued question")); !strings.Contains(h, "bash finished") {
 			t.Fatalf("the queued prompt did not run after the first turn:\n%s", h)
 		}
 	})
@@ -307,58 +228,25 @@ func TestAgainstRealPi(t *testing.T) {
 	})
 
 	t.Run("a guarded tool allowed by the person runs", func(t *testing.T) {
-		dir := t.TempDir()
-		var mu sync.Mutex
-		var asks []bridge.PermissionAsk
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "now make the file", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
-			mu.Lock()
-			asks = append(asks, ask)
-			mu.Unlock()
-			return bridge.PermissionAnswer{Allow: true}
-		}})
-		mu.Lock()
-		defer mu.Unlock()
-		if len(asks) != 1 || asks[0].ToolName != "bash" || asks[0].ToolUseID != "call_touch" ||
-			asks[0].PlatformID != res.PlatformSessionID+":bash:call_touch" || asks[0].Summary != "bash: touch made.txt" || asks[0].Input["command"] != "touch made.txt" {
-			t.Fatalf("asks %+v", asks)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "made.txt")); err != nil {
-			t.Fatalf("the allowed command did not run in the mail's directory: %v", err)
-		}
-		if res.Failed || res.Text != "bash finished" {
-			t.Fatalf("result %+v (only the last assistant message is the reply)", res)
+		res, ask := adaptertest.AllowedToolRuns(t, a, "now make the file")
+		if ask.PlatformID != res.PlatformSessionID+":bash:call_touch" {
+			t.Fatalf("ask %+v, want the id <session>:bash:call_touch", ask)
 		}
 	})
 
 	t.Run("a guarded tool denied by the person does not run", func(t *testing.T) {
-		dir := t.TempDir()
-		asked := 0
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "then make the file", Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
-			asked++
-			return bridge.PermissionAnswer{Allow: false, Message: "not in this folder"}
-		}})
-		if asked != 1 {
-			t.Fatalf("asked %d times", asked)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
-			t.Fatalf("the denied command ran (stat err %v)", err)
-		}
-		tr := lastRequestFor(t, s, "then make the file").LastToolResults
-		if len(tr) != 1 || tr[0].Content != "not in this folder" {
+		if tr := adaptertest.DeniedToolDoesNotRun(t, a, s, "then make the file"); tr.Content != "not in this folder" {
 			t.Fatalf("the model did not get the person's note: %+v", tr)
-		}
-		if res.Failed || res.Text != "bash finished" {
-			t.Fatalf("result %+v", res)
 		}
 	})
 
 	t.Run("without a PermissionFunc a guarded tool is refused", func(t *testing.T) {
 		dir := t.TempDir()
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "just make the file"})
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "just make the file"})
 		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
 			t.Fatalf("a guarded command ran with nobody to ask (stat err %v)", err)
 		}
-		if tr := lastRequestFor(t, s, "just make the file").LastToolResults; len(tr) != 1 || !strings.Contains(tr[0].Content, "fail closed") {
+		if tr := adaptertest.LastRequestFor(t, s, "just make the file").LastToolResults; len(tr) != 1 || !strings.Contains(tr[0].Content, "fail closed") {
 			t.Fatalf("tool result %+v", tr)
 		}
 		if res.Text != "bash finished" {
@@ -368,27 +256,27 @@ func TestAgainstRealPi(t *testing.T) {
 
 	t.Run("a broken first model fails its verdict and the second model works", func(t *testing.T) {
 		dir := t.TempDir()
-		var v1 verdicts
-		res1, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: fakeModel("broken-model"), OnVerdict: v1.on})
+		var v1 adaptertest.Verdicts
+		res1, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: adaptertest.FakeModel("broken-model"), OnVerdict: v1.On})
 		if err != nil {
 			t.Fatalf("a model failure must be TurnResult.Failed, got error %v", err)
 		}
-		if got := v1.list(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "broken-model does not exist") {
+		if got := v1.List(); len(got) != 1 || got[0] == nil || !strings.Contains(got[0].Error(), "broken-model does not exist") {
 			t.Fatalf("verdicts %v, want one error naming the failure", got)
 		}
 		if !res1.Failed || !strings.Contains(res1.FailureReason, "400") || res1.Text != "" || res1.Facts.StopReason != "error" {
 			t.Fatalf("first result %+v", res1)
 		}
-		var v2 verdicts
-		res2 := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: fakeModel("fake-model"), OnVerdict: v2.on})
+		var v2 adaptertest.Verdicts
+		res2 := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", Model: adaptertest.FakeModel("fake-model"), OnVerdict: v2.On})
 		if res2.Failed || res2.Text != "work done" || res2.PlatformSessionID == res1.PlatformSessionID {
 			t.Fatalf("second result %+v", res2)
 		}
-		if got := v2.list(); len(got) != 1 || got[0] != nil {
+		if got := v2.List(); len(got) != 1 || got[0] != nil {
 			t.Fatalf("second verdicts %v", got)
 		}
 		// The same session can switch model between turns (a new process, not set_model).
-		res3 := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", PlatformSessionID: res1.PlatformSessionID, Model: fakeModel("fake-model")})
+		res3 := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "please do the work", PlatformSessionID: res1.PlatformSessionID, Model: adaptertest.FakeModel("fake-model")})
 		if res3.Failed || res3.Text != "work done" || res3.PlatformSessionID != res1.PlatformSessionID {
 			t.Fatalf("third result %+v", res3)
 		}
@@ -412,13 +300,13 @@ func TestAgainstRealPi(t *testing.T) {
 		}
 		sid := ""
 		for _, mail := range []string{"mail-1", "mail-2"} {
-			res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "who am i, " + mail, Permission: perm, PlatformSessionID: sid,
+			res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "who am i, " + mail, Permission: perm, PlatformSessionID: sid,
 				ToolEnv: map[string]string{bridge.TurnTokenEnv: "amt_turn", "AGENTMAIL_SESSION_ID": "sess-42", "AGENTMAIL_MAIL_ID": mail}})
 			sid = res.PlatformSessionID
 			if res.Text != "tool answered" {
 				t.Fatalf("result %+v", res)
 			}
-			tr := lastRequestFor(t, s, "who am i, "+mail).LastToolResults
+			tr := adaptertest.LastRequestFor(t, s, "who am i, "+mail).LastToolResults
 			want := "session=sess-42 mail=" + mail + " gateway=http://127.0.0.1:1 key= token=amt_turn platform=pi cwd=" + dir
 			if len(tr) != 1 || !strings.Contains(tr[0].Content, want) {
 				t.Fatalf("tool result %+v, want %q", tr, want)
@@ -458,14 +346,14 @@ func TestAgainstRealPi(t *testing.T) {
 			}
 		}
 		defer os.RemoveAll(filepath.Join(f.agentDir, "extensions"))
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "status please, isolated"})
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "status please, isolated"})
 		if res.Text != "all is well" {
 			t.Fatalf("result %+v", res)
 		}
 		if _, err := os.Stat(marker); !os.IsNotExist(err) {
 			t.Fatalf("a global or project extension was loaded (stat err %v)", err)
 		}
-		tools := append([]string(nil), lastRequestFor(t, s, "status please, isolated").Tools...)
+		tools := append([]string(nil), adaptertest.LastRequestFor(t, s, "status please, isolated").Tools...)
 		sort.Strings(tools)
 		if strings.Join(tools, ",") != "bash,edit,read,whoami,write" {
 			t.Fatalf("tools offered %v, want pi's own plus the AgentMail tools only", tools)
@@ -487,8 +375,8 @@ func TestAgainstRealPi(t *testing.T) {
 			}
 		}
 		dirA, dirB := t.TempDir(), t.TempDir()
-		resA := runTurn(t, a, bridge.TurnRequest{Cwd: dirA, Prompt: "name me"})
-		resB := runTurn(t, a, bridge.TurnRequest{Cwd: dirB, Prompt: "name me"})
+		resA := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dirA, Prompt: "name me"})
+		resB := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dirB, Prompt: "name me"})
 		if err := a.RenameSession(context.Background(), resA.PlatformSessionID, "fix-the-leak"); err != nil {
 			t.Fatal(err)
 		}
@@ -522,36 +410,13 @@ func TestAgainstRealPi(t *testing.T) {
 	})
 
 	t.Run("a canceled turn stops the run and fails closed", func(t *testing.T) {
-		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		answered := make(chan struct{})
-		res, err := a.RunTurn(ctx, bridge.TurnRequest{Cwd: dir, Prompt: "finally make the file", Permission: func(pctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
-			cancel() // the bridge stops while a person is being asked
-			<-pctx.Done()
-			close(answered)
-			return bridge.PermissionAnswer{Allow: false, Message: "the bridge stopped"}
-		}})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("err %v, want context.Canceled", err)
-		}
-		<-answered
-		if !res.Failed || res.Facts.StopReason != "canceled" {
-			t.Fatalf("result %+v", res)
-		}
-		next := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the stop", PlatformSessionID: res.PlatformSessionID})
-		if next.Text != "still here" {
-			t.Fatalf("next turn %+v", next)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
-			t.Fatalf("the command ran although nobody allowed it (stat err %v)", err)
-		}
+		adaptertest.CancelWhileAsking(t, a, "finally make the file")
 	})
 
 	t.Run("a pi process that dies during a turn fails the turn, and the session resumes", func(t *testing.T) {
 		dir := t.TempDir()
-		first := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "status please, before the crash"})
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "make the file, then crash", PlatformSessionID: first.PlatformSessionID,
+		first := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "status please, before the crash"})
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "make the file, then crash", PlatformSessionID: first.PlatformSessionID,
 			Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
 				_ = syscall.Kill(-first.Facts.PID, syscall.SIGKILL)
 				return bridge.PermissionAnswer{Allow: true}
@@ -562,14 +427,14 @@ func TestAgainstRealPi(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
 			t.Fatalf("the command ran in a dead process (stat err %v)", err)
 		}
-		next := runTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the stop", PlatformSessionID: first.PlatformSessionID})
+		next := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: dir, Prompt: "after the stop", PlatformSessionID: first.PlatformSessionID})
 		if next.Text != "still here" || next.Facts.PID == first.Facts.PID {
 			t.Fatalf("next turn %+v", next)
 		}
 	})
 
 	t.Run("Close stops every process", func(t *testing.T) {
-		res := runTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "status please, last"})
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{Cwd: t.TempDir(), Prompt: "status please, last"})
 		pid := res.Facts.PID
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
