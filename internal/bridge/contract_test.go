@@ -102,8 +102,9 @@ var platformCases = []platformCase{
 		configure:       func(t *testing.T, r *mailrig.Rig) { r.Env.UseClaude(r.Model.URL) },
 		workdirInSystem: func(dir string) string { return "Primary working directory: " + dir },
 		platformSession: claudeTranscriptHasCwd,
-		aliasOrigin:     func(string) string { return "" },
-		deniedIsError:   true,
+		// D-5 level 3 without a rename: the alias comes from the subject.
+		aliasOrigin:   aliasFromSubject,
+		deniedIsError: true,
 		// The relay key is the model's message id.
 		replyKeyIsResponseID: true,
 		// Claude Code retries a request the model refused before it reports the error.
@@ -165,12 +166,7 @@ var platformCases = []platformCase{
 			_, name := piSession(r, id)
 			return name == alias
 		},
-		aliasOrigin: func(alias string) string {
-			if !strings.Contains(alias, "parser") {
-				return "want one derived from the subject"
-			}
-			return ""
-		},
+		aliasOrigin:   aliasFromSubject,
 		permissionKey: func(key string) bool { return strings.Contains(key, ":bash:") },
 		// The relay key is the completion id of the last answer.
 		replyKeyIsResponseID:     true,
@@ -181,6 +177,14 @@ var platformCases = []platformCase{
 // openCodeSlug is opencode's generated slug (adjective-noun), as opposed to an alias
 // derived from the subject.
 var openCodeSlug = regexp.MustCompile(`^[a-z]+-[a-z]+$`)
+
+// aliasFromSubject checks that an alias of [alpha]'s session is derived from its subject.
+func aliasFromSubject(alias string) string {
+	if !strings.Contains(alias, "parser") {
+		return "want one derived from the subject"
+	}
+	return ""
+}
 
 // claudeTranscriptHasCwd finds Claude Code's own transcript of a session under the
 // isolated HOME (~/.claude/projects/<folder of the cwd>/<id>.jsonl) and checks that it
