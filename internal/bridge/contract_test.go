@@ -72,6 +72,14 @@ type platformCase struct {
 	// aliasOrigin checks where the alias comes from (D-5): "" when right, else what is
 	// wrong.
 	aliasOrigin func(alias string) string
+	// namesSessions: the platform names its sessions itself (D-5 level 1), so its name
+	// replaces the subject-derived first alias once, in the first turn.
+	namesSessions bool
+	// renameInPlatform, when set, renames platform session id to name the way a person does
+	// in the platform's own interface, while the bridge br is stopped if the platform
+	// needs that, and answers the bridge running afterwards. Nil when the platform cannot
+	// rename its sessions or the test does not do it.
+	renameInPlatform func(t *testing.T, r *mailrig.Rig, br *mailrig.Bridge, id, name string) *mailrig.Bridge
 	// permissionKey, when set, checks the shape of a permission request's relay key (the
 	// platform's own request id).
 	permissionKey func(key string) bool
@@ -139,6 +147,7 @@ var platformCases = []platformCase{
 			}
 			return ""
 		},
+		namesSessions: true,
 		permissionKey: func(key string) bool { return strings.HasPrefix(key, "per_") },
 		// Replies are keyed by opencode's own message id (msg_…).
 		replyKeyIsResponseID:     false,
@@ -166,7 +175,15 @@ var platformCases = []platformCase{
 			_, name := piSession(r, id)
 			return name == alias
 		},
-		aliasOrigin:   aliasFromSubject,
+		aliasOrigin: aliasFromSubject,
+		// A person renames a pi session in pi's own interface: a session_info entry in its
+		// file, written while no pi process holds it; the next bridge's first heartbeat
+		// mirrors it.
+		renameInPlatform: func(t *testing.T, r *mailrig.Rig, br *mailrig.Bridge, id, name string) *mailrig.Bridge {
+			br.Stop()
+			appendPiSessionName(t, r, id, name)
+			return r.StartBridge()
+		},
 		permissionKey: func(key string) bool { return strings.Contains(key, ":bash:") },
 		// The relay key is the completion id of the last answer.
 		replyKeyIsResponseID:     true,
@@ -204,8 +221,7 @@ func claudeTranscriptHasCwd(r *mailrig.Rig, id, dir string) string {
 // piSession reads pi's session file of a session: the working directory in its header
 // and the name of its last session_info entry ("" for what is not there).
 func piSession(r *mailrig.Rig, id string) (cwd, name string) {
-	agentDir := r.Env.Get("PI_CODING_AGENT_DIR")
-	files, _ := filepath.Glob(filepath.Join(agentDir, "sessions", "*", "*_"+id+".jsonl"))
+	files := piSessionFiles(r, id)
 	if len(files) != 1 {
 		return "", ""
 	}
@@ -230,6 +246,13 @@ func piSession(r *mailrig.Rig, id string) (cwd, name string) {
 		}
 	}
 	return cwd, name
+}
+
+// piSessionFiles lists pi's session files of a session in the rig's pi agent folder
+// (sessions/<folder of the cwd>/<time>_<id>.jsonl); one when the session exists.
+func piSessionFiles(r *mailrig.Rig, id string) []string {
+	files, _ := filepath.Glob(filepath.Join(r.Env.Get("PI_CODING_AGENT_DIR"), "sessions", "*", "*_"+id+".jsonl"))
+	return files
 }
 
 // script is the model's script of the scenario in c's tool names.

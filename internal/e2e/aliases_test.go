@@ -24,9 +24,9 @@ type aliasEnv struct {
 	ws string
 }
 
-func aliasSetup(t *testing.T, bin string) *aliasEnv {
+func aliasSetup(t *testing.T) *aliasEnv {
 	t.Helper()
-	g := xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t))
+	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t))
 	return &aliasEnv{xgEnv: xgSetup(t, g), ws: "/home/alice/proj"}
 }
 
@@ -80,18 +80,17 @@ func TestAliasesOverTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	bin := xgBinary(t, t.TempDir())
-	t.Run("ALaterSubjectNeverRenames", func(t *testing.T) { testLaterSubjectKeepsAlias(t, bin) })
-	t.Run("SlugReplacesTheFirstAliasOnce", func(t *testing.T) { testSlugOnce(t, bin) })
-	t.Run("ManualRenameWins", func(t *testing.T) { testManualWins(t, bin) })
-	t.Run("FormerAliasesReachTheSessionForItsPeopleOnly", func(t *testing.T) { testFormerAliases(t, bin) })
-	t.Run("BoundPlatformNameDoesNotSplitTheThread", func(t *testing.T) { testBoundMirror(t, bin) })
+	t.Run("ALaterSubjectNeverRenames", func(t *testing.T) { testLaterSubjectKeepsAlias(t) })
+	t.Run("SlugReplacesTheFirstAliasOnce", func(t *testing.T) { testSlugOnce(t) })
+	t.Run("ManualRenameWins", func(t *testing.T) { testManualWins(t) })
+	t.Run("FormerAliasesReachTheSessionForItsPeopleOnly", func(t *testing.T) { testFormerAliases(t) })
+	t.Run("BoundPlatformNameDoesNotSplitTheThread", func(t *testing.T) { testBoundMirror(t) })
 }
 
 // Two mails with different subjects, a turn each with the bridge's
 // subject-derived proposal: the alias stays the first one.
-func testLaterSubjectKeepsAlias(t *testing.T, bin string) {
-	e := aliasSetup(t, bin)
+func testLaterSubjectKeepsAlias(t *testing.T) {
+	e := aliasSetup(t)
 	first := e.open("Fix the parser")
 	e.turnStarts(first.SessionID, first.MailID)
 	e.sync(first.SessionID, "fix-the-parser", 3, "")
@@ -114,8 +113,8 @@ func testLaterSubjectKeepsAlias(t *testing.T, bin string) {
 // The platform's slug replaces the subject-derived first alias in the
 // first turn; after the turn ended, another slug renames nothing, while
 // the title follows.
-func testSlugOnce(t *testing.T, bin string) {
-	e := aliasSetup(t, bin)
+func testSlugOnce(t *testing.T) {
+	e := aliasSetup(t)
 	r := e.open("Refactor imports")
 	e.turnStarts(r.SessionID, r.MailID)
 	s := e.sync(r.SessionID, "witty-planet", 1, "")
@@ -138,8 +137,8 @@ func testSlugOnce(t *testing.T, bin string) {
 
 // A person's rename wins over the platform, also in the first turn, and
 // the replaced alias keeps reaching the session.
-func testManualWins(t *testing.T, bin string) {
-	e := aliasSetup(t, bin)
+func testManualWins(t *testing.T) {
+	e := aliasSetup(t)
 	r := e.open("Deploy the site")
 	name := "deploy"
 	s, err := e.alice.MeUpdateSession(e.ctx, r.SessionID, client.UpdateSessionRequest{Alias: &name})
@@ -161,8 +160,8 @@ func testManualWins(t *testing.T, bin string) {
 // alias; address resolution too. carol, who takes no part, gets for a
 // former alias exactly the answer of an unknown alias, and nothing is
 // created; nor can her own session take the former alias.
-func testFormerAliases(t *testing.T, bin string) {
-	e := aliasSetup(t, bin)
+func testFormerAliases(t *testing.T) {
+	e := aliasSetup(t)
 	r := e.open("Clean the build")
 	e.turnStarts(r.SessionID, r.MailID)
 	e.sync(r.SessionID, "witty-planet", 1, "")
@@ -219,8 +218,8 @@ func testFormerAliases(t *testing.T, bin string) {
 // name: a mail from the session's person (an admin, who could open a
 // session on an unbound platform session) lands in the bound mail session
 // instead of opening a second one on the same platform session.
-func testBoundMirror(t *testing.T, bin string) {
-	e := aliasSetup(t, bin)
+func testBoundMirror(t *testing.T) {
+	e := aliasSetup(t)
 	r, err := e.admin.MeSend(e.ctx, client.SendMailRequest{To: "bot@" + e.ws + ".new", Subject: "Tune the cache", Body: "x"})
 	if err != nil {
 		t.Fatal(err)

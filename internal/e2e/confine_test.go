@@ -11,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/bridge/opencode/mailrig"
-	"github.com/agentmail/agentmail/internal/fakemodel"
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
+	"github.com/agentmail/agentmail/internal/testkit/mailrig"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
+	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
 // Issue 12, point 9, through each platform's OWN shell tool (not run_command): the
@@ -46,18 +47,18 @@ const confineProbe = `cat /proc/*/environ 2>/dev/null | tr '\0' '\n' | grep AGEN
 // confinePlatform is one row of the table: how the platform is pointed at the scripted
 // model and how its shell tool is called.
 type confinePlatform struct {
-	platform platformtest.Platform
+	platform platforms.Platform
 	tool     string
 	use      func(r *mailrig.Rig) error
 	call     func(command string) map[string]any
 }
 
 var confinePlatforms = []confinePlatform{
-	{platformtest.Claude, "Bash", func(r *mailrig.Rig) error { r.Env.UseClaude(r.Model.URL); return nil },
+	{platforms.Claude, "Bash", func(r *mailrig.Rig) error { r.Env.UseClaude(r.Model.URL); return nil },
 		func(c string) map[string]any { return map[string]any{"command": c, "description": "look around"} }},
-	{platformtest.OpenCode, "bash", func(r *mailrig.Rig) error { r.Env.UseOpenCode(r.Model.OpenAIBaseURL()); return nil },
+	{platforms.OpenCode, "bash", func(r *mailrig.Rig) error { r.Env.UseOpenCode(r.Model.OpenAIBaseURL()); return nil },
 		func(c string) map[string]any { return map[string]any{"command": c, "description": "look around"} }},
-	{platformtest.Pi, "bash", func(r *mailrig.Rig) error { _, err := r.Env.UsePi(r.Model.OpenAIBaseURL()); return err },
+	{platforms.Pi, "bash", func(r *mailrig.Rig) error { _, err := r.Env.UsePi(r.Model.OpenAIBaseURL()); return err },
 		func(c string) map[string]any { return map[string]any{"command": c} }},
 }
 
@@ -65,13 +66,12 @@ func TestPlatformsOwnShellFindsNoAgentKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test with real platforms")
 	}
-	platformtest.RequireBwrap(t)
-	t.Setenv(mailrig.BinaryEnv, agentmailBinary(t)) // one build for the whole package
+	platforms.RequireBwrap(t)
 	for _, p := range confinePlatforms {
 		t.Run(string(p.platform), func(t *testing.T) {
-			rules := []fakemodel.Rule{
-				{Name: "probe answers", ToolResultFor: p.tool, Reply: fakemodel.Text("looked around")},
-				{Name: "probe", UserContains: "look around", Reply: fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: p.tool, Input: p.call(confineProbe)}}}},
+			rules := []scriptedmodel.Rule{
+				{Name: "probe answers", ToolResultFor: p.tool, Reply: scriptedmodel.Text("looked around")},
+				{Name: "probe", UserContains: "look around", Reply: scriptedmodel.Reply{ToolCalls: []scriptedmodel.ToolCall{{Name: p.tool, Input: p.call(confineProbe)}}}},
 			}
 			r := mailrig.New(t, p.platform, "shellprobe", rules...)
 			if err := p.use(r); err != nil {
@@ -161,7 +161,7 @@ func approveUntilReply(t *testing.T, r *mailrig.Rig, sent *client.SendMailRespon
 // anything else; usage errors still exit 2 with the same words, and the key is never
 // printed.
 func TestBridgeWithTheKeyInItsEnvironmentKeepsItsExitCodes(t *testing.T) {
-	bin := agentmailBinary(t)
+	bin := gatewayproc.Binary(t)
 	const key = "amk_exit_code_probe_0123"
 	for _, c := range []struct {
 		args []string

@@ -33,11 +33,16 @@ const xgWait = 30 * time.Second
 
 const xgAdminPassword = "e2e-admin-password"
 
-// xgStart starts `agentmail serve` on a free port over dataDir (and the
-// database dbURL: "" is SQLite in dataDir) with the extra environment and
-// waits for its address.
+// xgStart starts `agentmail serve` on a free port over dataDir and the
+// database dbURL with the extra environment and waits for its address. With
+// dbURL "" the database is dataDir's own: SQLite in it, or under
+// AGENTMAIL_TEST_DATABASE=postgres the scratch database e2eDatabaseURL keeps
+// for dataDir, so a restart over dataDir finds its data again.
 func xgStart(t *testing.T, dataDir, dbURL string, env ...string) *gatewayproc.Gateway {
 	t.Helper()
+	if dbURL == "" {
+		dbURL = e2eDatabaseURL(t, dataDir)
+	}
 	return gatewayproc.Serve(t, gatewayproc.Options{
 		Args: []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir,
 			"--admin-user", "admin", "--admin-password", xgAdminPassword, "--log-level", "debug"},

@@ -19,21 +19,20 @@ func TestTrustHoles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	bin := xgBinary(t, t.TempDir())
-	t.Run("AgentSummaryPingPongUsesTheBudget", func(t *testing.T) { testSummaryPingPong(t, bin) })
-	t.Run("RunReportsNameOnlyReceivedMailsOfTheirSession", func(t *testing.T) { testRunMailID(t, bin) })
-	t.Run("ReminderToAPersonsAliasFollowsMembership", func(t *testing.T) { testReminderPersonAlias(t, bin) })
-	t.Run("ForwardsToAnotherSessionsAliasInEveryForm", func(t *testing.T) { testForwardByAlias(t, bin) })
-	t.Run("TurnTokensDieWhenTheirAgentGoesOffline", func(t *testing.T) { testTurnTokenOffline(t, bin) })
-	t.Run("LookAlikeAccentsAndSmallCapitals", func(t *testing.T) { testLookAlikeAccents(t, bin) })
+	t.Run("AgentSummaryPingPongUsesTheBudget", func(t *testing.T) { testSummaryPingPong(t) })
+	t.Run("RunReportsNameOnlyReceivedMailsOfTheirSession", func(t *testing.T) { testRunMailID(t) })
+	t.Run("ReminderToAPersonsAliasFollowsMembership", func(t *testing.T) { testReminderPersonAlias(t) })
+	t.Run("ForwardsToAnotherSessionsAliasInEveryForm", func(t *testing.T) { testForwardByAlias(t) })
+	t.Run("TurnTokensDieWhenTheirAgentGoesOffline", func(t *testing.T) { testTurnTokenOffline(t) })
+	t.Run("LookAlikeAccentsAndSmallCapitals", func(t *testing.T) { testLookAlikeAccents(t) })
 }
 
 // testSummaryPingPong: two agents answering each other's mails with
 // summary relays are charged a round per summary, so the session's budget
 // ends the exchange with 403 budget_exhausted. A summary answering the
 // person's mail and a failure report answering an agent's stay free.
-func testSummaryPingPong(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+func testSummaryPingPong(t *testing.T) {
+	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	const budget = 4
 	b := budget
@@ -102,8 +101,8 @@ func testSummaryPingPong(t *testing.T, bin string) {
 // of the run's session that the agent received; another session's mail,
 // a mail the agent only sent, a mail of the session addressed to someone
 // else and an unknown id all answer the same 404, and store no run.
-func testRunMailID(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+func testRunMailID(t *testing.T) {
+	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/runs.new", Cc: "bob", Subject: "build it", Body: "please"})
 	if err != nil {
@@ -156,8 +155,8 @@ func testRunMailID(t *testing.T, bin string) {
 // (carol@.alias) keeps the alias and goes into that session when the owner
 // takes part in it; the alias of a session the owner does not take part in
 // answers exactly what an unknown alias answers, and nothing is stored.
-func testReminderPersonAlias(t *testing.T, bin string) {
-	e := xgSetup(t, xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t)))
+func testReminderPersonAlias(t *testing.T) {
+	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	mine, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/remind.new", Cc: "carol", Subject: "release", Body: "plan"})
 	if err != nil {
@@ -225,8 +224,8 @@ func testReminderPersonAlias(t *testing.T, bin string) {
 // testForwardByAlias: a forward, by a person or by an agent, to carol's
 // session's alias in any address form (agent or person address, to or cc)
 // answers exactly what an unknown alias answers and creates nothing.
-func testForwardByAlias(t *testing.T, bin string) {
-	e := mbSetup(t, bin)
+func testForwardByAlias(t *testing.T) {
+	e := mbSetup(t)
 	ctx := e.ctx
 	own, err := e.bob.MeSend(ctx, client.SendMailRequest{To: "alpha@/work/bob.new", Subject: "bob's note", Body: "x"})
 	if err != nil {
@@ -290,9 +289,9 @@ func poll(t *testing.T, what string, cond func() bool) {
 // is shown offline, as a bridge that died mid-turn would leave it; another
 // agent that stays online keeps its token, and the offline agent's key
 // still gets new tokens when its bridge is back.
-func testTurnTokenOffline(t *testing.T, bin string) {
+func testTurnTokenOffline(t *testing.T) {
 	const offlineAfter = 2 * time.Second
-	g := xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_AGENT_OFFLINE_AFTER="+offlineAfter.String())
+	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_AGENT_OFFLINE_AFTER="+offlineAfter.String())
 	e := xgSetup(t, g)
 	ctx := e.ctx
 	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/turns.new", Cc: "helper@/work/turns", Subject: "a turn", Body: "go"})
@@ -329,7 +328,7 @@ func testTurnTokenOffline(t *testing.T, bin string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithToken(tt.Token))
+		return client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithToken(tt.Token))
 	}
 	botTurn, helperTurn := token(e.bot), token(e.helper)
 	works := func(c *client.Client) error {
@@ -340,7 +339,7 @@ func testTurnTokenOffline(t *testing.T, bin string) {
 	for until := time.Now().Add(offlineAfter + time.Second); time.Now().Before(until); time.Sleep(250 * time.Millisecond) {
 		beat(e.bot)
 		if err := works(botTurn); err != nil {
-			t.Fatalf("bot's turn token refused while its bridge beats: %v\n%s", err, g.log)
+			t.Fatalf("bot's turn token refused while its bridge beats: %v\n%s", err, g.Log)
 		}
 	}
 	// bot's bridge dies: no more heartbeats, no revocation of its own.
@@ -385,9 +384,9 @@ func testTurnTokenOffline(t *testing.T, bin string) {
 // 张san stays allowed. Skeletons stored by the earlier rule are recomputed
 // at start (migration 0032), so an old name with an accent still blocks its
 // plain look-alike.
-func testLookAlikeAccents(t *testing.T, bin string) {
+func testLookAlikeAccents(t *testing.T) {
 	dataDir := t.TempDir()
-	g := xgStart(t, bin, dataDir, "")
+	g := xgStart(t, dataDir, "")
 	e := xgSetup(t, g)
 	ctx := e.ctx
 	if _, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "zoë", Password: "zoe-password"}); err != nil {
@@ -410,7 +409,7 @@ func testLookAlikeAccents(t *testing.T, bin string) {
 	if _, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "张san", Password: "12345678"}); err != nil {
 		t.Fatalf("create 张san: %v", err)
 	}
-	g.stop(t)
+	g.Shutdown(t)
 
 	// As before migration 0032: skeletons of the earlier rule (stale here).
 	st, err := store.Open(ctx, store.Options{DataDir: dataDir, DatabaseURL: e2eDatabaseURL(t, dataDir)})
@@ -428,10 +427,10 @@ func testLookAlikeAccents(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g = xgStart(t, bin, dataDir, "")
-	admin := client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	g = xgStart(t, dataDir, "")
+	admin := client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
-		t.Fatalf("login after restart: %v\n%s", err, g.log)
+		t.Fatalf("login after restart: %v\n%s", err, g.Log)
 	}
 	for _, c := range cases {
 		refuseLookAlike(t, ctx, admin, c.field, c.name, c.existing)

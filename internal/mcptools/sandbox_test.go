@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
 )
 
 // probeCommand prints what a command can learn of the agent key: its own
@@ -34,7 +34,7 @@ func probeCommand(keyFile, dataDir, outside string) string {
 }
 
 func TestSandboxedCommandSeesNoAgentKeyAndWritesOnlyTheWorkspace(t *testing.T) {
-	platformtest.RequireBwrap(t)
+	platforms.RequireBwrap(t)
 	const secret = "am_sandbox_secret_1234"
 	t.Setenv("AGENTMAIL_AGENT_KEY", secret)
 	t.Cleanup(func() { _ = os.Remove("/etc/agentmail-sandbox-probe") })
@@ -85,7 +85,7 @@ func TestSandboxedCommandSeesNoAgentKeyAndWritesOnlyTheWorkspace(t *testing.T) {
 }
 
 func TestSandboxedCommandIsKilledWithItsChildrenAfterTheTimeout(t *testing.T) {
-	platformtest.RequireBwrap(t)
+	platforms.RequireBwrap(t)
 	ws := realDir(t)
 	sb, why := FindSandbox(context.Background(), SandboxAuto, ws, nil, exec.LookPath)
 	if sb == nil {
@@ -115,7 +115,7 @@ func TestFindSandboxSaysWhyCommandsRunUnconfined(t *testing.T) {
 // /proc/$PPID/environ) nor the key file, and says at start that it runs
 // commands in the sandbox.
 func TestMCPProcessRunCommandCannotReadTheAgentKey(t *testing.T) {
-	platformtest.RequireBwrap(t)
+	platforms.RequireBwrap(t)
 	fg := newFakeGateway(t)
 	ws, home, outside := realDir(t), realDir(t), realDir(t)
 	env := processEnv(fg, ws, home, "full")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmail/agentmail/internal/platformtest"
+	"github.com/agentmail/agentmail/internal/testkit/platforms"
 )
 
 // Started as `<test binary> inner-sandbox <workspace> <hidden>`, the test
@@ -76,7 +76,7 @@ func run(t *testing.T, name string, args []string, dir string) string {
 // the rest of the file system is as it was, writable where it was, and the
 // process cannot unmount what hides the keys, even as root.
 func TestPlatformSandboxHidesTheKeysAndTheBridgeAndKeepsTheFileSystem(t *testing.T) {
-	platformtest.RequireBwrap(t)
+	platforms.RequireBwrap(t)
 	const secret = "amk_platform_sandbox_secret_42"
 	home, ws, elsewhere := realDir(t), realDir(t), realDir(t)
 	keyDir := filepath.Join(home, ".agentmail")
@@ -145,7 +145,7 @@ func TestPlatformSandboxHidesTheKeysAndTheBridgeAndKeepsTheFileSystem(t *testing
 // The tool server inside the platform's sandbox still confines run_command
 // (as root with the platform sandbox's /proc, which holds no bridge).
 func TestCommandSandboxWorksInsideThePlatformSandbox(t *testing.T) {
-	platformtest.RequireBwrap(t)
+	platforms.RequireBwrap(t)
 	t.Cleanup(func() { _ = os.Remove("/etc/agentmail-inner-probe") })
 	home, ws := realDir(t), realDir(t)
 	keyDir := filepath.Join(home, ".agentmail")
@@ -182,7 +182,7 @@ func TestCommandSandboxWorksInsideThePlatformSandbox(t *testing.T) {
 // The adapters stop a platform with kill(-pid): the signal reaches the
 // process inside the sandbox, which can still shut down in its own time.
 func TestGroupSignalReachesTheConfinedProcess(t *testing.T) {
-	platformtest.RequireBwrap(t)
+	platforms.RequireBwrap(t)
 	sb, why := Find(context.Background(), Auto, Platform(nil), exec.LookPath)
 	if sb == nil {
 		t.Fatalf("no sandbox: %s", why)

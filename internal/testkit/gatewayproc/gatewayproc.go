@@ -147,6 +147,9 @@ func Start(t testing.TB, o Options) *Proc {
 	return p
 }
 
+// PID is the process id (of the group leader when Options.Group was set).
+func (p *Proc) PID() int { return p.Cmd.Process.Pid }
+
 // ErrNoStop is Stop's error when the process outlived SIGTERM and was killed.
 var ErrNoStop = errors.New("did not stop on SIGTERM and was killed")
 

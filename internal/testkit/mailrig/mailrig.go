@@ -40,6 +40,9 @@ type Gateway struct {
 	Proc  *gatewayproc.Gateway
 	URL   string
 	Admin *client.Client
+	// DataDir is the gateway's data directory (`--data-dir`, AGENTMAIL_DATA_DIR of
+	// `agentmail serve`), a fresh temporary one made before the gateway starts.
+	DataDir string
 	// Wait bounds WaitFor and the helpers built on it; mailrig.Wait unless set.
 	Wait time.Duration
 	// Dump is the diagnostic text a failed wait prints; the gateway's log tail unless set.
@@ -49,12 +52,13 @@ type Gateway struct {
 // StartGateway starts the gateway on a free loopback port and signs the admin in.
 func StartGateway(t *testing.T) *Gateway {
 	t.Helper()
+	dataDir := t.TempDir()
 	p := gatewayproc.Serve(t, gatewayproc.Options{
-		Args: []string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
+		Args: []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir,
 			"--admin-user", "admin", "--admin-password", AdminPassword, "--log-level", "debug"},
 		Env: []string{"AGENTMAIL_ADDR=", "DATABASE_URL="},
 	})
-	g := &Gateway{T: t, Proc: p, URL: p.URL, Wait: Wait}
+	g := &Gateway{T: t, Proc: p, URL: p.URL, DataDir: dataDir, Wait: Wait}
 	g.Dump = func() string { return "--- gateway log (tail):\n" + p.Log.Tail(6000) + "\n" }
 	g.Admin = client.New(g.URL, client.WithCookieJar())
 	if _, err := g.Admin.Login(context.Background(), client.LoginRequest{Username: "admin", Password: AdminPassword}); err != nil {
