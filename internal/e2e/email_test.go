@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/emailchannel/mailtest"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // The email channel over the started binary (issue 20 "Done when"):
@@ -34,7 +35,7 @@ var inboundLine = regexp.MustCompile(`agentmail email replies on (\S+)`)
 
 // startEmailGateway starts the gateway with mailpit as its relay and an
 // inbound listener on a free port, and answers it with that port.
-func startEmailGateway(t *testing.T, mp *mailtest.Mailpit, dataDir string, extraEnv ...string) (*gatewayProc, string) {
+func startEmailGateway(t *testing.T, mp *mailtest.Mailpit, dataDir string, extraEnv ...string) (*gatewayproc.Gateway, string) {
 	t.Helper()
 	env := append([]string{
 		"AGENTMAIL_SMTP_RELAY=smtp://" + mp.SMTP + "?insecure=1",
@@ -48,11 +49,11 @@ func startEmailGateway(t *testing.T, mp *mailtest.Mailpit, dataDir string, extra
 	gw := startGateway(t, dataDir, env...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if m := inboundLine.FindStringSubmatch(gw.logs()); m != nil {
+		if m := inboundLine.FindStringSubmatch(gw.Log.String()); m != nil {
 			return gw, m[1]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the gateway did not say where it takes replies\n%s", gw.logs())
+			t.Fatalf("the gateway did not say where it takes replies\n%s", gw.Log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -150,31 +151,31 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 	dataDir := t.TempDir()
 	gw, inbound := startEmailGateway(t, mp, dataDir)
 	ctx := ctxT(t)
-	admin := client.New(gw.url)
+	admin := client.New(gw.URL)
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
 		t.Fatal(err)
 	}
-	bob := personFor(t, ctx, gw.url, admin, "bob")
+	bob := personFor(t, ctx, gw.URL, admin, "bob")
 	verifyAddress(t, ctx, mp, bob, "bob@example.com")
 
 	// An address is unique across people.
-	carol := personFor(t, ctx, gw.url, admin, "carol")
+	carol := personFor(t, ctx, gw.URL, admin, "carol")
 	taken := "BOB@example.com"
 	if _, err := carol.UpdateMe(ctx, client.UpdateMeRequest{Email: &taken}); client.CodeOf(err) != "email_taken" {
 		t.Fatalf("carol takes bob's address: %v", err)
 	}
 
 	ws := realTempDir(t)
-	_, agentKey := agentFor(t, ctx, gw.url, admin, "claude", ws)
+	_, agentKey := agentFor(t, ctx, gw.URL, admin, "claude", ws)
 	sent, err := bob.MeSend(ctx, client.SendMailRequest{To: "claude@" + ws, Subject: "make a file", Body: "please create approved.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// The tool server of the turn asks before running the command.
-	cmd := exec.Command(agentmailBinary(t), "mcp")
+	cmd := exec.Command(gatewayproc.Binary(t), "mcp")
 	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "HOME="+realTempDir(t), "AGENTMAIL_GATEWAY_URL="+gw.url, "AGENTMAIL_AGENT_KEY="+agentKey,
+	cmd.Env = append(os.Environ(), "HOME="+realTempDir(t), "AGENTMAIL_GATEWAY_URL="+gw.URL, "AGENTMAIL_AGENT_KEY="+agentKey,
 		"AGENTMAIL_AGENT_NAME=claude", "AGENTMAIL_SESSION_ID="+sent.SessionID, "AGENTMAIL_MAIL_ID="+sent.MailID,
 		"AGENTMAIL_WORKSPACE="+ws, "AGENTMAIL_PERMISSION_MODE=workspace", "AGENTMAIL_PERMISSION_WAIT_MS=120000",
 		"AGENTMAIL_DATA_DIR="+dataDir)
@@ -253,7 +254,7 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 		"--header", "In-Reply-To: "+header(raw, "Message-Id"), "--header", "Message-Id: <reply-1@client.test>",
 		"--body", "approve\nfine by me\n\nOn Wed, Sep 2, 2026 at 10:00 AM claude via AgentMail <"+replyTo+"> wrote:\n> claude asks for permission\n")
 	if !ok {
-		t.Fatalf("the approving reply was refused:\n%s\n%s", out, gw.logs())
+		t.Fatalf("the approving reply was refused:\n%s\n%s", out, gw.Log.String())
 	}
 	select {
 	case r := <-ran:
@@ -261,7 +262,7 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 			t.Fatalf("run_command after the approval: %v %+v", r.err, r.res)
 		}
 	case <-time.After(90 * time.Second):
-		t.Fatalf("the gated command did not run within 90 s of the approval\n%s", gw.logs())
+		t.Fatalf("the gated command did not run within 90 s of the approval\n%s", gw.Log.String())
 	}
 	assertFile(t, filepath.Join(ws, "approved.txt"), "made\n")
 	got, err := bob.MePermissions(ctx, "decided")
@@ -276,7 +277,7 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 	// A later reply is taken, changes nothing, and is answered.
 	if got := mailtest.Smtplib(t, inbound, "bob@example.com", replyTo,
 		"From: bob@example.com\nSubject: Re: "+msg.Subject+"\nMessage-ID: <reply-late@client.test>\n\ndeny\n"); got != "OK" {
-		t.Fatalf("a reply after the decision: %s\n%s", got, gw.logs())
+		t.Fatalf("a reply after the decision: %s\n%s", got, gw.Log.String())
 	}
 	notice := mp.Wait("notice that it was decided", func(m mailtest.Message) bool {
 		return m.ToAddr("bob@example.com") && m.Subject == "Re: "+msg.Subject
@@ -296,7 +297,7 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 	if _, err := bob.UpdateMe(ctx, client.UpdateMeRequest{EmailNotify: &all}); err != nil {
 		t.Fatal(err)
 	}
-	agent := client.New(gw.url, client.WithToken(agentKey))
+	agent := client.New(gw.URL, client.WithToken(agentKey))
 	answer, err := agent.SendMail(ctx, client.SendMailRequest{To: "bob", ReplyTo: sent.MailID, Body: "Done: **approved.txt** exists.\n\n<script>alert(1)</script>"})
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 	if got := mailtest.Smtplib(t, inbound, "bob@example.com", answerReplyTo, "From: Bob <bob@example.com>\nSubject: Re: "+am.Subject+
 		"\nMessage-ID: <reply-2@client.test>\nIn-Reply-To: <"+am.MessageID+">\nContent-Type: text/plain; charset=utf-8\n\n谢谢，请再加上测试。\n\n"+
 		"2026年9月2日周三 10:05，claude via AgentMail <"+answerReplyTo+"> 写道：\n> Done\n"); got != "OK" {
-		t.Fatalf("bob's emailed reply: %s\n%s", got, gw.logs())
+		t.Fatalf("bob's emailed reply: %s\n%s", got, gw.Log.String())
 	}
 	var bobsReply client.Mail
 	deadline := time.Now().Add(30 * time.Second)
@@ -347,7 +348,7 @@ func TestEmailRepliesDecideAndThread(t *testing.T) {
 	}
 
 	// /readyz names the relay's state.
-	resp, err := http.Get(gw.url + "/readyz")
+	resp, err := http.Get(gw.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,14 +387,14 @@ func TestEmailOutboxSurvivesRestartAndRelayOutage(t *testing.T) {
 	dataDir := t.TempDir()
 	gw, _ := startEmailGateway(t, mp, dataDir)
 	ctx := ctxT(t)
-	admin := client.New(gw.url)
+	admin := client.New(gw.URL)
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
 		t.Fatal(err)
 	}
-	bob := personFor(t, ctx, gw.url, admin, "bob")
+	bob := personFor(t, ctx, gw.URL, admin, "bob")
 	verifyAddress(t, ctx, mp, bob, "bob@example.com")
 	ws := realTempDir(t)
-	agent, agentKey := agentFor(t, ctx, gw.url, admin, "claude", ws)
+	agent, agentKey := agentFor(t, ctx, gw.URL, admin, "claude", ws)
 	sent, err := bob.MeSend(ctx, client.SendMailRequest{To: "claude@" + ws, Subject: "work", Body: "go"})
 	if err != nil {
 		t.Fatal(err)
@@ -423,10 +424,10 @@ func TestEmailOutboxSurvivesRestartAndRelayOutage(t *testing.T) {
 	}
 
 	// Restart with the entries undelivered, then the relay comes back.
-	gw.stop()
+	gw.Shutdown(t)
 	mp.Start()
 	gw, _ = startEmailGateway(t, mp, dataDir)
-	agent = client.New(gw.url, client.WithToken(agentKey)) // the restarted gateway listens elsewhere
+	agent = client.New(gw.URL, client.WithToken(agentKey)) // the restarted gateway listens elsewhere
 	waitReady(t, gw, func(r map[string]string) bool { return r["email_relay"] == "ok" && r["email_pending"] == "0" })
 	countOnce(t, mp, ids)
 
@@ -438,7 +439,7 @@ func TestEmailOutboxSurvivesRestartAndRelayOutage(t *testing.T) {
 	mp.Start()
 	waitReady(t, gw, func(r map[string]string) bool { return r["email_relay"] == "ok" && r["email_pending"] == "0" })
 	countOnce(t, mp, ids)
-	bob2 := client.New(gw.url)
+	bob2 := client.New(gw.URL)
 	if _, err := bob2.Login(ctx, client.LoginRequest{Username: "bob", Password: "bob-password-1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -462,9 +463,9 @@ func countOnce(t *testing.T, mp *mailtest.Mailpit, mailIDs []string) {
 }
 
 // waitReady polls /readyz until ok accepts its body (deadline 60 s).
-func waitReady(t *testing.T, gw *gatewayProc, ok func(map[string]string) bool) {
+func waitReady(t *testing.T, gw *gatewayproc.Gateway, ok func(map[string]string) bool) {
 	t.Helper()
-	url := gw.url
+	url := gw.URL
 	deadline := time.Now().Add(60 * time.Second)
 	var last map[string]string
 	for time.Now().Before(deadline) {
@@ -478,7 +479,7 @@ func waitReady(t *testing.T, gw *gatewayProc, ok func(map[string]string) bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("/readyz never reached the expected state; last %v\n%s", last, gw.logs())
+	t.Fatalf("/readyz never reached the expected state; last %v\n%s", last, gw.Log.String())
 }
 
 func decodeBody(t *testing.T, resp *http.Response, v any) {
@@ -498,11 +499,11 @@ func TestEmailPermanentRefusalIsGivenUpWithTheReason(t *testing.T) {
 	mp := mailtest.StartMailpit(t, "--smtp-allowed-recipients", `^bob@example\.com$`)
 	gw, _ := startEmailGateway(t, mp, t.TempDir())
 	ctx := ctxT(t)
-	admin := client.New(gw.url)
+	admin := client.New(gw.URL)
 	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: "e2e-admin-password"}); err != nil {
 		t.Fatal(err)
 	}
-	carol := personFor(t, ctx, gw.url, admin, "carol")
+	carol := personFor(t, ctx, gw.URL, admin, "carol")
 	addr := "carol@nowhere.test"
 	if _, err := carol.UpdateMe(ctx, client.UpdateMeRequest{Email: &addr}); err != nil {
 		t.Fatal(err)
@@ -520,7 +521,7 @@ func TestEmailPermanentRefusalIsGivenUpWithTheReason(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the refused email was not given up within 60 s: %+v\n%s", me.EmailDelivery, gw.logs())
+			t.Fatalf("the refused email was not given up within 60 s: %+v\n%s", me.EmailDelivery, gw.Log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
