@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"context"
+	"fmt"
 	"sort"
 
 	"github.com/agentmail/agentmail/client"
@@ -32,4 +34,83 @@ func SelectCatchUp(mails []client.Mail, delivered func(mailID string) bool, max 
 		out = out[:max]
 	}
 	return out
+}
+
+// catchUp is B-7: once, after the first good heartbeat reported pending
+// mail and the event stream's first connection was tried (so no mail falls
+// between the two). The unread inbox is listed without marking anything
+// read; normal mails only, oldest first, de-duplicated against SSE in the
+// shared set and checked again before each delivery, at most 5, delivered
+// one after another. A mail the gateway already holds a run for is skipped
+// (handled before a restart).
+func (b *Bridge) catchUp(ctx context.Context, pending int) {
+	select {
+	case <-b.sseReady:
+	case <-ctx.Done():
+		return
+	}
+	mails, err := b.unreadMails(ctx)
+	if err != nil {
+		b.log.Warn("catch-up: listing the inbox failed", "err", err)
+		return
+	}
+	candidates := SelectCatchUp(mails, b.delivered.has, -1)
+	b.log.Info("catching up mails that arrived while the bridge was offline", "pending", pending, "candidates", len(candidates))
+	n := 0
+	for _, m := range candidates {
+		if n >= MaxCatchUp || ctx.Err() != nil {
+			break
+		}
+		if b.delivered.has(m.MailID) {
+			continue // B-7.6: SSE delivered it meanwhile
+		}
+		if b.alreadyRun(ctx, m) {
+			b.log.Info("catch-up: mail already handled by an earlier run; skipped", "mail_id", m.MailID)
+			continue
+		}
+		done := b.accept(ctx, incomingFromMail(m, b.AgentName()))
+		if done == nil {
+			continue
+		}
+		n++
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+	b.log.Info(fmt.Sprintf("caught up %d mails", n))
+}
+
+// unreadMails lists the unread inbox, newest first, without marking read.
+func (b *Bridge) unreadMails(ctx context.Context) ([]client.Mail, error) {
+	no := false
+	var all []client.Mail
+	cursor := ""
+	for page := 0; page < catchUpMaxPages; page++ {
+		l, err := b.gw.Inbox(ctx, client.InboxQuery{Status: "unread", Limit: catchUpPage, MarkRead: &no, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, l.Mails...)
+		if l.NextCursor == "" || l.NextCursor == cursor {
+			break
+		}
+		cursor = l.NextCursor
+	}
+	return all, nil
+}
+
+// alreadyRun reports whether the gateway holds a run for the mail that was
+// not interrupted by a bridge stop.
+func (b *Bridge) alreadyRun(ctx context.Context, m client.Mail) bool {
+	rl, err := b.gw.SessionRuns(ctx, m.SessionID)
+	if err != nil || rl == nil {
+		return false
+	}
+	for _, r := range rl.Runs {
+		if r.MailID == m.MailID && r.Error != interruptedError {
+			return true
+		}
+	}
+	return false
 }

@@ -1,11 +1,15 @@
 package bridge
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentmail/agentmail/client"
 )
 
 // maxAliasRunes bounds a derived alias; longer derivations are cut at a
@@ -207,4 +211,71 @@ func (p AliasProposal) Empty() bool { return p.Alias == "" && p.Title == "" }
 func (p AliasProposal) Fingerprint() string {
 	h := sha256.Sum256([]byte(p.Alias + "\x00" + p.Title))
 	return hex.EncodeToString(h[:8])
+}
+
+// syncAlias is D-5 and W-7: propose the ladder's alias and the platform
+// title, read the final alias from the gateway's answer, and write it back
+// into the platform when it differs from the platform's own name. An
+// unchanged proposal is not submitted again (fingerprint); an empty name is
+// never written.
+func (b *Bridge) syncAlias(ctx context.Context, sessionID string, res TurnResult, subject string) {
+	p := ProposeAlias(res.Slug, res.Title, subject)
+	b.mu.Lock()
+	foreign := b.foreign[sessionID]
+	b.mu.Unlock()
+	if p.Empty() || foreign {
+		return // level 4, or another agent's session: the gateway keeps its alias
+	}
+	fp := p.Fingerprint()
+	b.mu.Lock()
+	same := b.fingerprints[sessionID] == fp
+	b.mu.Unlock()
+	if same {
+		return
+	}
+	req := client.SyncSessionRequest{Alias: p.Alias, Title: p.Title}
+	if p.Alias != "" {
+		req.AliasLevel = int(p.Level) // the gateway takes only a better level, in the first turn
+	}
+	s, err := b.gw.SyncSession(ctx, sessionID, req)
+	if err != nil {
+		b.log.Warn("alias sync failed; retried after the next turn", "session_id", sessionID, "err", err)
+		return
+	}
+	b.mu.Lock()
+	b.fingerprints[sessionID] = fp
+	b.mu.Unlock()
+	final := strings.TrimSpace(s.Alias)
+	psid := res.PlatformSessionID
+	// The platform's own name: its slug; for a session named by its title
+	// (level 2) the alias derived from that title, so a title is only
+	// overwritten when the gateway changed the alias (collision, manual).
+	current := res.Slug
+	if p.Level == AliasTitle {
+		current = p.Alias
+	}
+	if final == "" || psid == "" || final == current {
+		return
+	}
+	b.mu.Lock()
+	skip := b.noRename || b.renamed[psid] == final
+	b.mu.Unlock()
+	if skip {
+		return
+	}
+	err = b.adapter.RenameSession(ctx, psid, final)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case err == nil:
+		b.renamed[psid] = final
+		b.log.Info("alias written back to the platform", "session_id", sessionID, "platform_session", psid, "alias", final, "level", int(p.Level))
+	case errors.Is(err, ErrUnsupported):
+		if !b.noRename {
+			b.noRename = true
+			b.log.Info("the platform cannot rename sessions: aliases are kept on the gateway only")
+		}
+	default:
+		b.log.Warn("writing the alias back failed", "platform_session", psid, "alias", final, "err", err)
+	}
 }

@@ -1,0 +1,265 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// attemptOutcome is the result of one model attempt.
+type attemptOutcome struct {
+	ok          bool // the model ran (verdict, turn end or D-3.4 timeout)
+	res         TurnResult
+	reason      string
+	couldNotRun bool // RunTurn returned an error
+	sessionGone bool // ... wrapping ErrSessionNotFound
+	interrupted bool // the bridge is stopping
+}
+
+// handleMail is B-3 steps 3-6 and everything after: the platform session
+// (B-3.3), model fallback (D-3), the turn itself with run supervision, the
+// alias ladder (D-5), the relay (B-5) or the failure report (B-6).
+func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice) {
+	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID)
+	psid := b.boundPlatformSession(ctx, in.SessionID)
+	before, _ := b.agentMailIDs(ctx, in.MailID)
+	turnStart := b.now()
+
+	order := AttemptOrder(b.modelScope(ctx), b.caps.PerTurnModel)
+	if len(order) == 0 {
+		log.Error("the model scope allows no model; sending a failure report")
+		b.sendFailure(ctx, in, FailureReport{Stage: StageModel, NoneAllowed: true})
+		return
+	}
+	prompt := BuildPrompt(PromptInput{MailID: in.MailID, From: in.FromName, FromIsAgent: in.FromKind == "agent",
+		Subject: in.Subject, ReplyAddress: in.ReplyAddress, SelfAddress: in.SelfAddress, Workspace: ws.Dir})
+
+	// The platform and its tools get a token for this turn's session only,
+	// never the agent key; it dies when the turn ends (turntoken.go).
+	tok := b.turnToken(ctx, log, in.SessionID)
+	defer b.revokeTurnToken(ctx, log, tok)
+
+	var failures []AttemptFailure
+	allCouldNotRun := true
+	var out attemptOutcome
+	okModel := ""
+	for i, model := range order {
+		sid := psid
+		if i > 0 {
+			sid = "" // D-3.5: a fresh platform session per retry
+		}
+		out = b.attempt(ctx, in, tok, ws.Dir, prompt, model, i+1, sid)
+		if out.sessionGone && sid != "" && ctx.Err() == nil {
+			log.Warn("the bound platform session no longer exists; starting a new one", "platform_session", sid)
+			out = b.attempt(ctx, in, tok, ws.Dir, prompt, model, i+1, "")
+		}
+		if out.interrupted {
+			log.Info("turn stopped: the bridge is stopping")
+			return
+		}
+		if out.ok {
+			okModel = ModelLabel(model)
+			if len(failures) > 0 {
+				names := make([]string, len(failures))
+				for j, f := range failures {
+					names[j] = f.Model
+				}
+				log.Info(fmt.Sprintf("%s succeeded (after %d failed: %s)", ModelLabel(model), len(failures), strings.Join(names, ", ")))
+			}
+			break
+		}
+		if !out.couldNotRun {
+			allCouldNotRun = false
+		}
+		failures = append(failures, AttemptFailure{Model: ModelLabel(model), Reason: out.reason})
+		log.Warn("model attempt failed", "model", ModelLabel(model), "attempt", i+1, "reason", out.reason)
+	}
+	if !out.ok {
+		stage := StageModel
+		if allCouldNotRun {
+			stage = StageSession
+		}
+		log.Error("every route failed; sending a failure report", "routes", len(failures))
+		b.sendFailure(ctx, in, FailureReport{Stage: stage, Attempts: failures})
+		return
+	}
+	res := out.res
+	if res.PlatformSessionID != "" {
+		b.bind(ctx, in.SessionID, res.PlatformSessionID)
+	}
+	b.syncAlias(ctx, in.SessionID, res, in.Subject)
+	if res.Failed && strings.TrimSpace(res.Text) == "" {
+		failures = append(failures, AttemptFailure{Model: okModel, Reason: nonEmpty(res.FailureReason, "the platform reported the turn failed")})
+		log.Error("the turn failed after the model started; sending a failure report", "reason", res.FailureReason)
+		b.sendFailure(ctx, in, FailureReport{Stage: StageModel, Attempts: failures})
+		return
+	}
+	b.relaySummary(ctx, in, res, before, turnStart)
+}
+
+// attempt runs one model attempt as one run (seed 004) and judges it on
+// the platform's asynchronous verdict (D-3.1, D-3.2): a verdict error fails
+// the attempt and stops its turn; a nil verdict, a successful turn end, or
+// VerdictTimeout without a verdict (D-3.4) counts as success, after which
+// the turn is awaited to its end. tok is the turn's token (nil when none
+// could be had: the tools then have no credentials).
+func (b *Bridge) attempt(ctx context.Context, in incoming, tok *client.TurnToken, dir, prompt string, model *client.ModelRef, n int, sid string) attemptOutcome {
+	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID, "model", ModelLabel(model), "attempt", n)
+	run := newRun(b.gw, b.log, b.now, b.AgentName(), in.SessionID, in.MailID, ModelLabel(model), n)
+	run.start(ctx)
+
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	verdict := make(chan error, 1)
+	var once sync.Once
+	var startedMu sync.Mutex
+	startedIn := ""
+	req := TurnRequest{
+		MailSessionID:     in.SessionID,
+		MailID:            in.MailID,
+		PlatformSessionID: sid,
+		Cwd:               dir,
+		Prompt:            prompt,
+		Model:             model,
+		ToolEnv: map[string]string{
+			"AGENTMAIL_SESSION_ID":      in.SessionID,
+			"AGENTMAIL_MAIL_ID":         in.MailID,
+			"AGENTMAIL_WORKSPACE":       dir,
+			"AGENTMAIL_PERMISSION_MODE": string(b.cfg.Settings.Tier),
+		},
+		OnVerdict: func(err error) { once.Do(func() { verdict <- err }) },
+		OnStart: func(pid int, platformSessionID string) {
+			startedMu.Lock()
+			startedIn = platformSessionID
+			startedMu.Unlock()
+			run.started(ctx, pid)
+		},
+	}
+	if tok != nil {
+		req.ToolEnv[TurnTokenEnv] = tok.Token
+	}
+	// bindStarted binds the platform session the turn runs in as soon as the
+	// model is known to run (or the turn is interrupted), so a restart in
+	// the middle of a long turn still finds the conversation (B-3.3, B-4.2).
+	bindStarted := func() {
+		startedMu.Lock()
+		p := startedIn
+		startedMu.Unlock()
+		if p != "" {
+			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runReportTimeout)
+			defer cancel()
+			b.bind(bctx, in.SessionID, p)
+		}
+	}
+	if b.caps.PermissionHook {
+		req.Permission = b.perms.funcFor(askScope{sessionID: in.SessionID, mailID: in.MailID, workspace: dir})
+	}
+	type turnDone struct {
+		res TurnResult
+		err error
+	}
+	done := make(chan turnDone, 1)
+	go func() {
+		r, err := b.adapter.RunTurn(actx, req)
+		done <- turnDone{r, err}
+	}()
+
+	judged := false
+	var d turnDone
+	select {
+	case v := <-verdict:
+		if v != nil {
+			cancel() // D-3.5: the failed attempt's turn is stopped
+			d = <-done
+			if ctx.Err() != nil {
+				run.finish(ctx, d.res.Facts, true, interruptedError)
+				return attemptOutcome{interrupted: true}
+			}
+			run.finish(ctx, d.res.Facts, true, v.Error())
+			return attemptOutcome{reason: v.Error()}
+		}
+		judged = true
+		bindStarted()
+		d = <-done
+	case d = <-done:
+	case <-b.after(b.cfg.VerdictTimeout):
+		judged = true
+		log.Info("no model verdict in time: counted as success (D-3.4)", "waited", b.cfg.VerdictTimeout)
+		bindStarted()
+		d = <-done
+	}
+	if ctx.Err() != nil {
+		bindStarted()
+		run.finish(ctx, d.res.Facts, true, interruptedError)
+		return attemptOutcome{interrupted: true}
+	}
+	if d.err != nil {
+		run.finish(ctx, d.res.Facts, true, d.err.Error())
+		return attemptOutcome{reason: d.err.Error(), couldNotRun: true, sessionGone: errors.Is(d.err, ErrSessionNotFound)}
+	}
+	if d.res.Failed && !judged {
+		run.finish(ctx, d.res.Facts, true, nonEmpty(d.res.FailureReason, "the platform reported the turn failed"))
+		return attemptOutcome{reason: nonEmpty(d.res.FailureReason, "the platform reported the turn failed")}
+	}
+	run.finish(ctx, d.res.Facts, d.res.Failed, d.res.FailureReason)
+	return attemptOutcome{ok: true, res: d.res}
+}
+
+// boundPlatformSession is B-3.3's lookup: the memory map, else the
+// platform session id stored on the gateway session (it survives a
+// restart); "" when none.
+func (b *Bridge) boundPlatformSession(ctx context.Context, sessionID string) string {
+	b.mu.Lock()
+	psid, ok := b.platformOf[sessionID]
+	b.mu.Unlock()
+	if ok {
+		return psid
+	}
+	s, err := b.gw.GetSession(ctx, sessionID)
+	if err != nil {
+		b.log.Warn("reading the session's platform session failed; a new platform session will be used", "session_id", sessionID, "err", err)
+		return ""
+	}
+	if s.AgentName != "" && !strings.EqualFold(s.AgentName, b.AgentName()) {
+		// Cc'd into another agent's session: the stored platform session
+		// and the alias are that agent's, not ours.
+		b.mu.Lock()
+		b.foreign[sessionID] = true
+		b.mu.Unlock()
+		return ""
+	}
+	if s.PlatformSessionID != "" {
+		b.mu.Lock()
+		b.platformOf[sessionID] = s.PlatformSessionID
+		b.mailDriven[s.PlatformSessionID] = true
+		b.mu.Unlock()
+	}
+	return s.PlatformSessionID
+}
+
+// bind stores mail session ↔ platform session in memory and on the gateway
+// (B-3.3) when it changed.
+func (b *Bridge) bind(ctx context.Context, sessionID, psid string) {
+	b.mu.Lock()
+	prev := b.platformOf[sessionID]
+	b.platformOf[sessionID] = psid
+	b.mailDriven[psid] = true
+	foreign := b.foreign[sessionID]
+	b.mu.Unlock()
+	if prev == psid || foreign {
+		return // a cc'd agent keeps its map in memory only: the session is another agent's
+	}
+	if _, err := b.gw.BindPlatformSession(ctx, sessionID, client.BindPlatformSessionRequest{PlatformSessionID: psid}); err != nil {
+		b.log.Warn("storing the platform session on the gateway failed; a restart will start a new platform session",
+			"session_id", sessionID, "platform_session", psid, "err", err)
+		b.mu.Lock()
+		if b.platformOf[sessionID] == psid {
+			delete(b.platformOf, sessionID) // retry the bind after the next turn
+		}
+		b.mu.Unlock()
+	}
+}

@@ -1,0 +1,185 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// events holds the event stream (B-1.4): the first connection sends no
+// Last-Event-ID (N-11); after a drop it reconnects with back-off and the id
+// of the last event seen (D-7.2).
+func (b *Bridge) events(ctx context.Context) {
+	var last int64
+	delay := b.cfg.ReconnectMin
+	first := true
+	for ctx.Err() == nil {
+		s, err := b.cfg.Subscribe(ctx, last)
+		if first {
+			first = false
+			close(b.sseReady)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			var ae *client.APIError
+			if errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403) {
+				// W-9: a refused key does not heal by retrying fast.
+				delay = b.cfg.ReconnectMax
+				b.log.Error("the gateway refused the event stream: the agent key was revoked or expired; re-register it",
+					"status", ae.Status, "in", delay)
+			} else {
+				b.log.Warn("event stream could not connect; retrying", "err", err, "in", delay, "last_event_id", last)
+			}
+		} else {
+			delay = b.cfg.ReconnectMin
+			for ev := range s.Events() {
+				if ev.ID > 0 {
+					last = ev.ID
+				}
+				b.handleEvent(ctx, ev)
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			b.log.Warn("event stream ended; reconnecting", "in", delay, "last_event_id", last)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.after(delay):
+		}
+		delay = minDuration(delay*2, b.cfg.ReconnectMax)
+	}
+}
+
+// handleEvent dispatches one event; it never blocks on a turn.
+func (b *Bridge) handleEvent(ctx context.Context, ev client.Event) {
+	switch ev.Type {
+	case client.EventNewMail:
+		var nm client.NewMailEvent
+		if err := json.Unmarshal(ev.Data, &nm); err != nil {
+			b.log.Warn("unreadable new_mail event", "event_id", ev.ID, "err", err)
+			return
+		}
+		if nm.Role == "from" {
+			// A sender's own copy: the gateway gives these to people's
+			// streams only, and the agent's own mail is never new work.
+			b.log.Info("ignoring a new_mail event of the agent's own mail", "mail_id", nm.MailID, "event_id", ev.ID)
+			return
+		}
+		b.accept(ctx, incomingFromEvent(nm))
+	case client.EventPermissionDecision:
+		var pd client.PermissionDecisionEvent
+		if err := json.Unmarshal(ev.Data, &pd); err != nil {
+			b.log.Warn("unreadable permission_decision event", "event_id", ev.ID, "err", err)
+			return
+		}
+		b.handleDecision(ctx, pd)
+	}
+}
+
+// incoming is one mail to deliver, from an SSE event or a catch-up listing.
+type incoming struct {
+	MailID       string
+	SessionID    string
+	FromName     string
+	FromKind     string
+	Subject      string
+	MailType     string
+	ToWorkspace  string
+	ReplyAddress string
+	SelfAddress  string
+	CaughtUp     bool
+}
+
+func incomingFromEvent(e client.NewMailEvent) incoming {
+	return incoming{MailID: e.MailID, SessionID: e.SessionID, FromName: e.FromName, FromKind: e.FromKind,
+		Subject: e.Subject, MailType: e.MailType, ToWorkspace: e.ToWorkspace,
+		ReplyAddress: e.ReplyAddress, SelfAddress: e.SelfAddress}
+}
+
+// incomingFromMail turns an inbox mail into a delivery; to_workspace is the
+// path of this agent's own recipient entry (W-4).
+func incomingFromMail(m client.Mail, agent string) incoming {
+	in := incoming{MailID: m.MailID, SessionID: m.SessionID, FromName: m.FromName, FromKind: m.FromKind,
+		Subject: m.Subject, MailType: m.MailType, ReplyAddress: m.FromAddress, CaughtUp: true}
+	found := false
+	for _, r := range m.Recipients {
+		if r.Name != agent {
+			continue
+		}
+		if !found || r.Role == "to" {
+			in.ToWorkspace, in.SelfAddress = r.Workspace, r.Address
+			found = true
+		}
+	}
+	return in
+}
+
+// deliverable mail types: people's and agents' mail, and reminders. Failure
+// reports and permission mails never start a turn.
+func deliverableType(t string) bool {
+	return t == "" || t == client.MailTypeNormal || t == client.MailTypeReminder
+}
+
+// accept is B-3 steps 1 and 2: de-duplicate (the shared set), choose the
+// working directory (D-6) and queue the turn (never dropped). It returns a
+// channel closed when the mail's handling ended, or nil when the mail is
+// not delivered (duplicate, not deliverable).
+func (b *Bridge) accept(ctx context.Context, in incoming) <-chan struct{} {
+	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID)
+	if in.FromName != "" && in.FromName == b.AgentName() {
+		return nil
+	}
+	if !deliverableType(in.MailType) {
+		log.Debug("mail type not delivered as a turn", "mail_type", in.MailType)
+		return nil
+	}
+	if !b.delivered.add(in.MailID) {
+		log.Info("mail already delivered; duplicate dropped")
+		return nil
+	}
+	done := make(chan struct{})
+	ws, err := ResolveWorkspace(in.ToWorkspace, b.cfg.Settings.FallbackDir)
+	if err != nil {
+		log.Error("no usable working directory; sending a failure report", "expected", in.ToWorkspace,
+			"fallback", b.cfg.Settings.FallbackDir, "err", err)
+		b.turns.Add(1)
+		go func() {
+			defer b.turns.Done()
+			defer close(done)
+			b.sendFailure(ctx, in, FailureReport{Stage: StageWorkspace, Workspace: ws, Detail: err.Error()})
+		}()
+		return done
+	}
+	if ws.FellBack {
+		log.Warn("working directory not usable; using the fallback", "expected", ws.Expected, "actual", ws.Dir, "reason", ws.Reason)
+	}
+	t, st := b.slots.enqueue(in.SessionID, ws.Dir)
+	if st.Waiting {
+		switch {
+		case st.SessionBusy:
+			log.Info("mail queued: a turn of the same session is running", "queued_ahead", st.Ahead)
+		case st.DirBusy:
+			log.Info("mail queued: another turn runs in the same directory", "dir", ws.Dir, "queued_ahead", st.Ahead)
+		default:
+			log.Info(fmt.Sprintf("mail queued: all %d turn slots are busy", st.Max), "running", st.Running, "queued_ahead", st.Ahead)
+		}
+	}
+	b.turns.Add(1)
+	go func() {
+		defer b.turns.Done()
+		defer close(done)
+		if !b.slots.wait(ctx, t) {
+			return
+		}
+		defer b.slots.release(t)
+		b.handleMail(ctx, in, ws)
+	}()
+	return done
+}
