@@ -1,10 +1,10 @@
 // Package client is the importable Go client of the AgentMail HTTP API.
 //
 // Every route of docs/API.md has one method here, and every request and
-// answer body is a type of types.go, so a program using this package speaks
-// exactly the wire contract the gateway serves. The bridge, the MCP tool
-// server, the command-line client and the tests all talk to the gateway
-// through this package.
+// answer body is a type of types.go or a types_<domain>.go, so a program
+// using this package speaks exactly the wire contract the gateway serves.
+// The bridge, the MCP tool server, the command-line client and the tests
+// all talk to the gateway through this package.
 //
 // Authentication is either a Bearer key (WithToken: an agent key or a user
 // key) or a cookie session opened with Login, after which the CSRF token the

@@ -1,0 +1,127 @@
+package client
+
+import "time"
+
+// Workspace is one element of RegisterRequest.Workspaces (W-2: an object,
+// never a string).
+type Workspace struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// RegisterRequest is the body of POST /api/v1/agent/register (W-2). Name must
+// equal the agent name the key was registered for (or be empty).
+type RegisterRequest struct {
+	Name       string      `json:"name"`
+	Platform   string      `json:"platform"`
+	Workspaces []Workspace `json:"workspaces"`
+}
+
+// Agent describes an agent as people and admins see it.
+type Agent struct {
+	Name          string     `json:"name"`
+	Platform      string     `json:"platform"`
+	Status        string     `json:"status" enum:"online,offline"` // from LastSeen (online when seen within 90 s)
+	LastSeen      *time.Time `json:"last_seen,omitempty"`
+	DefaultRounds int        `json:"default_rounds"` // round budget given to new sessions; default 20
+	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
+}
+
+// AgentList answers GET /api/v1/agents and GET /api/v1/admin/agents.
+type AgentList struct {
+	Agents []Agent `json:"agents"`
+}
+
+// AgentDetail answers GET /api/v1/agents/{name}.
+type AgentDetail struct {
+	Agent
+	Models             []Model           `json:"models"`         // catalogue from the last heartbeat
+	AllowedModels      []ModelRef        `json:"allowed_models"` // priority order
+	ModelsUnrestricted bool              `json:"models_unrestricted"`
+	Sessions           []Session         `json:"sessions"`          // mail sessions of this agent, most recent first
+	PlatformSessions   []PlatformSession `json:"platform_sessions"` // mirror from the last heartbeat
+}
+
+// UpdateAgentRequest is the body of PATCH /api/v1/admin/agents/{name}.
+type UpdateAgentRequest struct {
+	DefaultRounds *int `json:"default_rounds,omitempty"` // >= 0; 0 means unlimited
+}
+
+// PlatformSession is one entry of the heartbeat's platform session snapshot
+// (W-3, S-1..S-4).
+type PlatformSession struct {
+	PlatformID string     `json:"platform_id"`
+	Workspace  string     `json:"workspace"`
+	Slug       string     `json:"slug"`
+	Title      string     `json:"title,omitempty"`
+	MailDriven bool       `json:"mail_driven"`
+	UpdatedAt  *time.Time `json:"updated_at,omitempty"`
+}
+
+// Model is one catalogue entry reported by a heartbeat (W-3).
+type Model struct {
+	Provider    string `json:"provider"`
+	Model       string `json:"model"`
+	DisplayName string `json:"display_name,omitempty"`
+}
+
+// ModelRef names one allowed model; lists of it are in priority order.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// HeartbeatRequest is the body of POST /api/v1/agent/heartbeat (W-3). A nil
+// slice (field omitted) keeps what the server has; an empty slice clears it
+// (N-7). Both fields use pointers so the difference survives encoding.
+type HeartbeatRequest struct {
+	PlatformSessions *[]PlatformSession `json:"platform_sessions,omitempty"`
+	Models           *[]Model           `json:"models,omitempty"`
+}
+
+// AgentStats is part of HeartbeatResponse.
+type AgentStats struct {
+	AgentName     string `json:"agent_name"`
+	DefaultRounds int    `json:"default_rounds"`
+	SentTotal     int    `json:"sent_total"`
+}
+
+// HeartbeatResponse answers POST /api/v1/agent/heartbeat (W-3).
+// ModelsUnrestricted true means no list is set (use the platform default),
+// which differs from an empty AllowedModels with ModelsUnrestricted false
+// (nothing allowed).
+type HeartbeatResponse struct {
+	Status                 string     `json:"status"` // "ok"
+	PendingMails           int        `json:"pending_mails"`
+	Stats                  AgentStats `json:"stats"`
+	PlatformSessionsSynced int        `json:"platform_sessions_synced"`
+	ModelsSynced           int        `json:"models_synced"`
+	AllowedModels          []ModelRef `json:"allowed_models"`
+	ModelsUnrestricted     bool       `json:"models_unrestricted"`
+}
+
+// AllowedModels answers GET /api/v1/agent/models/allowed and is the body and
+// answer of PUT /api/v1/admin/agents/{name}/models. In the PUT, a null or
+// absent AllowedModels with ModelsUnrestricted true removes the list.
+type AllowedModels struct {
+	AllowedModels      []ModelRef `json:"allowed_models"`
+	ModelsUnrestricted bool       `json:"models_unrestricted"`
+}
+
+// CreateTurnTokenRequest is the body of POST /api/v1/agent/turn-tokens: the
+// session the token will act in (one the agent takes part in).
+type CreateTurnTokenRequest struct {
+	SessionID string `json:"session_id"`
+}
+
+// TurnToken answers POST /api/v1/agent/turn-tokens. Token is the bearer
+// token (prefix "amt_"), present in this one answer only; TokenID names it
+// for DELETE /api/v1/agent/turn-tokens/{token_id}. It acts as the agent
+// within SessionID only, until ExpiresAt (at most the gateway's bound,
+// 12 h by default) or its revocation.
+type TurnToken struct {
+	TokenID   string    `json:"token_id"`
+	Token     string    `json:"token"`
+	SessionID string    `json:"session_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
