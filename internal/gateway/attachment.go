@@ -29,19 +29,13 @@ const (
 	MaxAttachmentsPerMail = 20
 )
 
-func init() {
-	Extend(func(s *Service) {
-		s.Hooks.CheckAttachments = checkAttachments
-		s.Hooks.Attachments = attachmentsOfMails
-	})
-}
-
 func attachmentView(a store.AttachmentRow) client.Attachment {
 	return client.Attachment{AttachmentID: a.AttachmentID, Filename: a.Filename, Size: a.Size, SHA256: a.SHA256,
 		ContentType: a.ContentType, CreatedAt: a.CreatedAt}
 }
 
-// checkAttachments is the send-path hook: every id must name an attachment
+// checkAttachments is the send path's attachment check, called by
+// CreateMailTx inside the sending transaction: every id must name an attachment
 // the sender uploaded (issue 3: "attachment_ids on send must belong to the
 // sender"), at most MaxAttachmentsPerMail, none twice. Else a 400 naming
 // attachment_ids.
@@ -70,8 +64,8 @@ func checkAttachments(ctx context.Context, q *store.Q, owner string, ids []strin
 	return nil
 }
 
-// attachmentsOfMails is the mail-view hook: the attachments of each mail, in
-// the order they were attached.
+// attachmentsOfMails answers, for the mail view (mailViews), the
+// attachments of each mail, in the order they were attached.
 func attachmentsOfMails(ctx context.Context, q *store.Q, mailIDs []string) (map[string][]client.Attachment, error) {
 	links, err := q.AttachmentIDs(ctx, mailIDs)
 	if err != nil {

@@ -498,10 +498,19 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			return nil, err
 		}
 	}
-	for _, hook := range s.Hooks.AfterMail {
-		if err := hook(ctx, tx, created); err != nil {
-			return nil, err
-		}
+	// After the mail is stored, in this order and in the same transaction
+	// (an error rolls the whole send back). The order is the one these
+	// steps ran in when they were registered hooks (file order:
+	// permission.go, then sentevent.go), so a decision's events keep
+	// lower event ids than the sender's own new_mail event.
+	//  1. A person's reply to a pending permission request decides it
+	//     (permission_decision.go decideByReply).
+	//  2. A person's own streams get the sent mail (sentevent.go emitSentMail).
+	if err := s.decideByReply(ctx, tx, created); err != nil {
+		return nil, err
+	}
+	if err := emitSentMail(ctx, tx, created); err != nil {
+		return nil, err
 	}
 	s.Log.Debug("mail sent", "mail_id", created.Mail.MailID, "session_id", sess.SessionID, "from", p.Name)
 	return &client.SendMailResponse{Status: SendStatusSent, MailID: created.Mail.MailID, SessionID: sess.SessionID,

@@ -130,10 +130,7 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		out.Recipients = append(out.Recipients, rr)
 	}
 	if len(nm.AttachmentIDs) > 0 {
-		if s.Hooks.CheckAttachments == nil {
-			return nil, Invalid("attachment_ids", "attachments are not available on this gateway", "send without attachment_ids")
-		}
-		if err := s.Hooks.CheckAttachments(ctx, tx.Q, nm.From.Name, nm.AttachmentIDs); err != nil {
+		if err := checkAttachments(ctx, tx.Q, nm.From.Name, nm.AttachmentIDs); err != nil { // attachment.go
 			return nil, err
 		}
 		if err := tx.LinkAttachments(ctx, m.MailID, nm.AttachmentIDs); err != nil {

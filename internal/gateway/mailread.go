@@ -12,7 +12,7 @@ import (
 )
 
 // mailViews converts stored mails to their API form with recipients,
-// attachments, session aliases and (through the hook) permission state.
+// attachments, session aliases and the state of permission requests.
 func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.ViewedMail) ([]client.Mail, error) {
 	out := make([]client.Mail, 0, len(rows))
 	if len(rows) == 0 {
@@ -30,26 +30,13 @@ func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.Viewed
 	if err != nil {
 		return nil, err
 	}
-	var atts map[string][]client.Attachment
-	if s.Hooks.Attachments != nil {
-		if atts, err = s.Hooks.Attachments(ctx, q, ids); err != nil {
-			return nil, err
-		}
-	} else {
-		attIDs, err := q.AttachmentIDs(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		atts = map[string][]client.Attachment{}
-		for m, list := range attIDs {
-			for _, a := range list {
-				atts[m] = append(atts[m], client.Attachment{AttachmentID: a})
-			}
-		}
+	atts, err := attachmentsOfMails(ctx, q, ids) // attachment.go
+	if err != nil {
+		return nil, err
 	}
 	var perms map[string]*client.Permission
-	if len(permIDs) > 0 && s.Hooks.Permissions != nil {
-		if perms, err = s.Hooks.Permissions(ctx, q, permIDs); err != nil {
+	if len(permIDs) > 0 {
+		if perms, err = permissionsOfMails(ctx, q, permIDs); err != nil { // permission.go
 			return nil, err
 		}
 	}
@@ -323,10 +310,8 @@ func (s *Service) Counts(ctx context.Context, p *Principal) (*client.Counts, err
 		return nil, err
 	}
 	out := &client.Counts{Unread: n}
-	if s.Hooks.PendingPermissions != nil {
-		if out.PendingPermissions, err = s.Hooks.PendingPermissions(ctx, q, p.Name); err != nil {
-			return nil, err
-		}
+	if out.PendingPermissions, err = q.CountPendingPermissionsFor(ctx, p.Name); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -53,19 +53,6 @@ var errDecisionLost = errors.New("permission already decided")
 // claimed concurrently; the caller answers the stored request.
 var errPermissionReplay = errors.New("permission request replayed")
 
-func init() {
-	Extend(func(s *Service) {
-		s.Hooks.Permissions = s.permissionsHook
-		s.Hooks.PendingPermissions = func(ctx context.Context, q *store.Q, username string) (int, error) {
-			return q.CountPendingPermissionsFor(ctx, username)
-		}
-		s.Hooks.SessionPendingPermissions = func(ctx context.Context, q *store.Q, sessionID string) (int, error) {
-			return q.CountPendingPermissionsInSession(ctx, sessionID)
-		}
-		s.Hooks.AfterMail = append(s.Hooks.AfterMail, s.permissionReplyHook)
-	})
-}
-
 // permissionView converts a stored request to its API form. ToolSummary
 // is the stored one, or the tool name for a request stored without one.
 func permissionView(row store.PermissionRow) client.Permission {
@@ -88,7 +75,9 @@ func permissionView(row store.PermissionRow) client.Permission {
 	return p
 }
 
-func (s *Service) permissionsHook(ctx context.Context, q *store.Q, mailIDs []string) (map[string]*client.Permission, error) {
+// permissionsOfMails answers, for the mail view (mailViews), the state of
+// the permission requests among mailIDs, by mail id; other ids are absent.
+func permissionsOfMails(ctx context.Context, q *store.Q, mailIDs []string) (map[string]*client.Permission, error) {
 	rows, err := q.PermissionsByMail(ctx, mailIDs)
 	if err != nil {
 		return nil, err

@@ -207,7 +207,7 @@ func decisionMailBody(in decisionInput, approved, always bool, row store.Permiss
 	return b.String()
 }
 
-// permissionReplyHook makes a person's reply to a pending permission
+// decideByReply makes a person's reply to a pending permission
 // request its decision (issue 3: "or by replying to the request mail"): the
 // reply's text is judged by JudgeDecision (its first line is the decision
 // word, the rest the note), the reply becomes the permission_decision mail
@@ -217,7 +217,7 @@ func decisionMailBody(in decisionInput, approved, always bool, row store.Permiss
 // decision: with the same verdict (approve / always / deny) it stays an
 // ordinary mail; with another it fails the send with 409 already_decided
 // (permission_expired for an approval after the expiry), storing nothing.
-func (s *Service) permissionReplyHook(ctx context.Context, tx *Tx, m *CreatedMail) error {
+func (s *Service) decideByReply(ctx context.Context, tx *Tx, m *CreatedMail) error {
 	if m.Mail.FromKind != store.KindPerson || m.Mail.ParentMailID == "" || m.Mail.MailType != client.MailTypeNormal || m.Forward {
 		return nil // a forward of the request is not an answer to it
 	}

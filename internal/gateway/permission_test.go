@@ -347,6 +347,41 @@ func TestReplyDecidesAndBecomesTheDecisionMail(t *testing.T) {
 	}
 }
 
+// TestReplyDecisionEventsPrecedeTheSendersOwnNewMail pins the order of the
+// after-mail steps of a send (sendTx): a person's reply first decides the
+// permission request, then the sender's own streams get the sent mail, so
+// the replier's permission_decision event has the lower event id.
+func TestReplyDecisionEventsPrecedeTheSendersOwnNewMail(t *testing.T) {
+	e := newServiceEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "perm-order")
+	r, err := e.svc.Send(e.ctx, e.bob, client.SendMailRequest{To: "bot", ReplyTo: p.MailID, Body: "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisions := e.events("bob", client.EventPermissionDecision)
+	if len(decisions) != 1 {
+		t.Fatalf("bob got %d permission_decision events, want 1", len(decisions))
+	}
+	var own *store.EventRow
+	for _, ev := range e.events("bob", client.EventNewMail) {
+		var nm client.NewMailEvent
+		if err := json.Unmarshal(ev.Data, &nm); err != nil {
+			t.Fatal(err)
+		}
+		if nm.MailID == r.MailID && nm.Role == RoleFrom {
+			own = &ev
+		}
+	}
+	if own == nil {
+		t.Fatalf("bob got no new_mail event with role from for his reply %s", r.MailID)
+	}
+	if decisions[0].ID >= own.ID {
+		t.Errorf("permission_decision event %d comes after the sender's new_mail event %d; the reply's decision must come first",
+			decisions[0].ID, own.ID)
+	}
+}
+
 // TestReplyConflictingWithAnAPIDecisionIs409 checks that a decision by
 // reply after an API decision is refused with 409 when its verdict differs
 // (the reply is not stored), and that an API decision after a reply
@@ -441,18 +476,20 @@ func TestExpiredRequestIsDeniedByTimeout(t *testing.T) {
 	wantCode(t, err, KindConflict, "already_decided")
 }
 
-func TestPendingCountsComeFromTheHooks(t *testing.T) {
+// TestPendingCountsOfPersonAndSession checks the pending permission counts
+// of GET /me/counts and of the session view.
+func TestPendingCountsOfPersonAndSession(t *testing.T) {
 	e := newServiceEnv(t)
 	s := e.session()
 	e.request(s.SessionID, "c1")
 	p2 := e.request(s.SessionID, "c2")
-	n, err := e.svc.Hooks.PendingPermissions(e.ctx, e.svc.Read(), "alice")
-	if err != nil || n != 2 {
-		t.Fatalf("pending for alice = %d, %v", n, err)
+	c, err := e.svc.Counts(e.ctx, e.alice)
+	if err != nil || c.PendingPermissions != 2 {
+		t.Fatalf("pending for alice = %+v, %v", c, err)
 	}
 	e.svc.Decide(e.ctx, e.alice, p2.MailID, client.DecideRequest{Decision: "no"})
-	if n, _ := e.svc.Hooks.SessionPendingPermissions(e.ctx, e.svc.Read(), s.SessionID); n != 1 {
-		t.Errorf("pending in session = %d, want 1", n)
+	if v, err := e.svc.GetSession(e.ctx, e.alice, s.SessionID); err != nil || v.PendingPermits != 1 {
+		t.Errorf("pending in session = %+v, %v; want 1", v, err)
 	}
 }
 

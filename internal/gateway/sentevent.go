@@ -11,12 +11,6 @@ import (
 // for a mail that person sent.
 const RoleFrom = "from"
 
-func init() {
-	Extend(func(s *Service) {
-		s.Hooks.AfterMail = append(s.Hooks.AfterMail, emitSentMail)
-	})
-}
-
 // emitSentMail writes a new_mail event with role "from" to the sender of a
 // mail a person sent (Send or Forward), in the sending transaction, so the
 // person's other tabs and clients (GET /me/events/stream) show the sent mail

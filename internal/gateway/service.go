@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 )
 
@@ -118,42 +117,12 @@ type Notifier interface {
 	Notify()
 }
 
-// Hooks let other domains plug into the core without the core importing
-// them. Each is optional; a domain sets its hooks from an init function
-// through Extend.
-type Hooks struct {
-	// CheckAttachments verifies, inside the sending transaction, that owner
-	// may attach the given attachment ids (they exist and were uploaded by
-	// owner). Without it a send with attachment_ids is a 400.
-	CheckAttachments func(ctx context.Context, q *store.Q, owner string, ids []string) error
-	// Attachments describes the attachments of each mail id.
-	Attachments func(ctx context.Context, q *store.Q, mailIDs []string) (map[string][]client.Attachment, error)
-	// Permissions answers the permission state of permission_request mails,
-	// by mail id, for the Mail view.
-	Permissions func(ctx context.Context, q *store.Q, mailIDs []string) (map[string]*client.Permission, error)
-	// PendingPermissions counts the permission requests waiting for a person.
-	PendingPermissions func(ctx context.Context, q *store.Q, username string) (int, error)
-	// SessionPendingPermissions counts the pending requests of one session.
-	SessionPendingPermissions func(ctx context.Context, q *store.Q, sessionID string) (int, error)
-	// AfterMail runs inside the sending transaction after a mail sent through
-	// Send or Forward is stored (for example: a person's reply to a
-	// permission request decides it). An error rolls the send back.
-	AfterMail []func(ctx context.Context, tx *Tx, m *CreatedMail) error
-}
-
-var extensions []func(*Service)
-
-// Extend registers a function that New applies to every Service; call it
-// from an init function of the domain that sets Hooks.
-func Extend(f func(*Service)) { extensions = append(extensions, f) }
-
 // Service is the gateway's rule engine over one store.
 type Service struct {
 	Store  *store.Store
 	Clock  Clock
 	Config Config
 	Log    *slog.Logger
-	Hooks  Hooks
 	// Notifier is woken after commits that wrote events; may be nil.
 	Notifier Notifier
 	// MailsCommitted, when set, is told the mail_type of every mail a
@@ -166,8 +135,8 @@ type Service struct {
 	nameKinds sync.Map // name → kind, for good (keycache.go)
 }
 
-// New builds a Service with defaults filled in and registered extensions
-// applied. clock nil means SystemClock; log nil means slog.Default().
+// New builds a Service with defaults filled in. clock nil means
+// SystemClock; log nil means slog.Default().
 func New(st *store.Store, clock Clock, cfg Config, log *slog.Logger) *Service {
 	if clock == nil {
 		clock = SystemClock{}
@@ -176,11 +145,7 @@ func New(st *store.Store, clock Clock, cfg Config, log *slog.Logger) *Service {
 		log = slog.Default()
 	}
 	cfg.fill()
-	s := &Service{Store: st, Clock: clock, Config: cfg, Log: log}
-	for _, f := range extensions {
-		f(s)
-	}
-	return s
+	return &Service{Store: st, Clock: clock, Config: cfg, Log: log}
 }
 
 // Now answers the service clock's time truncated to milliseconds (the

@@ -42,10 +42,8 @@ func (s *Service) sessionView(ctx context.Context, q *store.Q, row store.Session
 		v.Unread, v.MailCount, v.LastMailID, v.LastFrom, v.LastSnippet, v.RunState =
 			st.Unread, st.MailCount, st.LastMailID, st.LastFrom, st.LastSnippet, st.RunState
 	}
-	if s.Hooks.SessionPendingPermissions != nil {
-		if v.PendingPermits, err = s.Hooks.SessionPendingPermissions(ctx, q, row.SessionID); err != nil {
-			return nil, err
-		}
+	if v.PendingPermits, err = q.CountPendingPermissionsInSession(ctx, row.SessionID); err != nil {
+		return nil, err
 	}
 	return &v, nil
 }
