@@ -214,27 +214,11 @@ func (s *Service) resolveName(ctx context.Context, q *store.Q, a address.Address
 }
 
 func (s *Service) send(ctx context.Context, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
-	// Names are claimed for good, so their kinds are read before the write
-	// transaction, off the single writer.
-	var err error
-	if spec.toKind, err = s.resolveName(ctx, s.Read(), spec.to, "to"); err != nil {
+	if err := s.resolveRecipients(ctx, spec); err != nil {
 		return nil, err
-	}
-	reply := spec.replyTo != ""
-	if err := checkRecipientPath(spec.to, spec.toKind, "to", reply); err != nil { // addressrules.go
-		return nil, err
-	}
-	spec.ccKinds = make([]string, len(spec.cc))
-	for i, a := range spec.cc {
-		if spec.ccKinds[i], err = s.resolveName(ctx, s.Read(), a, "cc"); err != nil {
-			return nil, err
-		}
-		if err := checkRecipientPath(a, spec.ccKinds[i], "cc", reply); err != nil {
-			return nil, err
-		}
 	}
 	var resp *client.SendMailResponse
-	err = s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
 		resp, err = s.sendTx(ctx, tx, p, spec)
 		return err
@@ -243,6 +227,31 @@ func (s *Service) send(ctx context.Context, p *Principal, spec *sendSpec) (*clie
 		return s.duplicateRelay(ctx, s.Read(), p.Name, spec.relayKey)
 	}
 	return resp, err
+}
+
+// resolveRecipients sets the kinds of spec's to and cc names (404
+// recipient_not_found naming the field) and applies checkRecipientPath to
+// each address. Names are claimed for good, so their kinds are read before
+// the write transaction, off the single writer.
+func (s *Service) resolveRecipients(ctx context.Context, spec *sendSpec) error {
+	var err error
+	if spec.toKind, err = s.resolveName(ctx, s.Read(), spec.to, "to"); err != nil {
+		return err
+	}
+	reply := spec.replyTo != ""
+	if err := checkRecipientPath(spec.to, spec.toKind, "to", reply); err != nil { // addressrules.go
+		return err
+	}
+	spec.ccKinds = make([]string, len(spec.cc))
+	for i, a := range spec.cc {
+		if spec.ccKinds[i], err = s.resolveName(ctx, s.Read(), a, "cc"); err != nil {
+			return err
+		}
+		if err := checkRecipientPath(a, spec.ccKinds[i], "cc", reply); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // duplicateRelay answers a replayed relay_key with the original mail.
@@ -283,125 +292,14 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	if p.IsAgent() {
 		senderKind = store.KindAgent
 	}
-	// The replied mail, which must be one the sender can see.
-	var parent *store.ViewedMail
-	if spec.replyTo != "" {
-		v, err := viewMail(ctx, tx.Q, spec.replyTo, p.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, &Error{Kind: KindNotFound, Code: "mail_not_found", Field: "reply_to",
-				Message: "reply_to names no mail you sent or received", Suggestion: "use the mail_id of the mail you answer"}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if spec.relay == client.RelaySummary && v.Role == "" {
-			return nil, Invalid("reply_to", "a summary relay must answer a mail the agent received, not one it sent",
-				"set reply_to to the mail that started the turn")
-		}
-		parent = &v
+	parent, err := replyParent(ctx, tx.Q, p, spec)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	toKind := spec.toKind
-	if toKind == store.KindPerson {
-		spec.to.Path = "" // people have no workspace
-	}
-	targets := []target{{addr: spec.to, kind: toKind, role: "to"}}
-	for i, a := range spec.cc {
-		if spec.ccKinds[i] == store.KindPerson {
-			a.Path = ""
-		}
-		targets = append(targets, target{addr: a, kind: spec.ccKinds[i], role: "cc"})
-	}
-
-	// Choose the session.
-	var sess store.SessionRow
-	found := false
-	newSession := false
-	to := spec.to
-	switch {
-	case spec.relay != "":
-		// The free channel (I-2) stays in the replied mail's session.
-		if sess, err = s.relaySession(ctx, tx, p, spec, parent); err != nil {
-			return nil, err
-		}
-		found = true
-	case to.Session == address.SessionAlias:
-		// Only the session's own people reach it by alias; to anyone else
-		// it answers exactly what an unknown alias answers (visibility.go).
-		sess, err = aliasSessionFor(ctx, tx.Q, to, p.Name)
-		if err == nil {
-			found = true
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if !found && toKind == store.KindAgent {
-			// A session the platform reported in its heartbeat mirror
-			// (W-3) is known too, to those mirrorSession lets reach it:
-			// bound to a mail session, the mail goes there; unbound, the
-			// first mail to its slug opens the mail session bound to it.
-			ps, perr := tx.PlatformSessionBySlug(ctx, to.Name, to.Alias, to.Path)
-			var bound *store.SessionRow
-			if perr == nil {
-				bound, perr = mirrorSession(ctx, tx.Q, p, ps)
-			}
-			switch {
-			case perr == nil && bound != nil:
-				sess, found = *bound, true
-			case perr == nil:
-				spec.sessionAlias = ps.Slug
-				if to.Path == "" {
-					to.Path = ps.Workspace
-					targets[0].addr.Path = ps.Workspace
-				}
-				sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, toKind, store.AliasPlatformSlug, ps.PlatformID)
-				if err != nil {
-					return nil, err
-				}
-				found, newSession = true, true
-			case !errors.Is(perr, store.ErrNotFound):
-				return nil, perr
-			}
-		}
-		if !found {
-			return nil, aliasNotFound(to)
-		}
-	case to.Session == address.SessionDefault && parent != nil:
-		sess, err = tx.GetSession(ctx, parent.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		found = true
-	case to.Session == address.SessionDefault:
-		if toKind == store.KindAgent && to.Path == "" {
-			return nil, Invalid("to", fmt.Sprintf("%q is an agent; its address needs a path", to.Name),
-				fmt.Sprintf("write %s@/path/to/workspace (or .new / .alias after the path)", to.Name))
-		}
-		sess, err = defaultSession(ctx, tx.Q, to, toKind, p.Name, senderKind)
-		if err == nil {
-			found = true
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-	default: // .new
-		if toKind == store.KindAgent && to.Path == "" {
-			return nil, Invalid("to", fmt.Sprintf("%q is an agent; a new session needs a path", to.Name),
-				fmt.Sprintf("write %s@/path/to/workspace.new", to.Name))
-		}
-	}
-	if !found {
-		if spec.relay != "" {
-			return nil, Invalid("to", "a relay mail cannot open a new session",
-				"reply in the session of the mail you answer: set reply_to and address it without .new")
-		}
-		src := store.AliasAuto
-		if p.IsPerson() && strings.TrimSpace(spec.sessionAlias) != "" {
-			src = store.AliasManual
-		}
-		sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, toKind, src, "")
-		if err != nil {
-			return nil, err
-		}
-		newSession = true
+	targets := sendTargets(spec)
+	sess, newSession, err := s.chooseSession(ctx, tx, p, senderKind, spec, parent, targets)
+	if err != nil {
+		return nil, err
 	}
 	if turnRestricted(ctx, p.Name) && (newSession || !inTurnScope(ctx, p.Name, sess.SessionID)) {
 		// A turn token writes into its own session only (turntokens.go);
@@ -515,6 +413,166 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	s.Log.Debug("mail sent", "mail_id", created.Mail.MailID, "session_id", sess.SessionID, "from", p.Name)
 	return &client.SendMailResponse{Status: SendStatusSent, MailID: created.Mail.MailID, SessionID: sess.SessionID,
 		SessionAlias: sess.Alias, NewSession: newSession, BudgetRemaining: remaining(sess), BudgetMax: sess.BudgetMax}, nil
+}
+
+// replyParent answers the mail spec replies to (nil without reply_to). It
+// must be a mail p can see: else a 404 mail_not_found naming reply_to. A
+// summary relay must answer a mail p received, not one p sent (400).
+func replyParent(ctx context.Context, q *store.Q, p *Principal, spec *sendSpec) (*store.ViewedMail, error) {
+	if spec.replyTo == "" {
+		return nil, nil
+	}
+	v, err := viewMail(ctx, q, spec.replyTo, p.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &Error{Kind: KindNotFound, Code: "mail_not_found", Field: "reply_to",
+			Message: "reply_to names no mail you sent or received", Suggestion: "use the mail_id of the mail you answer"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if spec.relay == client.RelaySummary && v.Role == "" {
+		return nil, Invalid("reply_to", "a summary relay must answer a mail the agent received, not one it sent",
+			"set reply_to to the mail that started the turn")
+	}
+	return &v, nil
+}
+
+// sendTargets lists the recipients of spec: to first, then cc in order. A
+// person's address loses its path (people have no workspace), spec.to's
+// as well.
+func sendTargets(spec *sendSpec) []target {
+	if spec.toKind == store.KindPerson {
+		spec.to.Path = ""
+	}
+	targets := []target{{addr: spec.to, kind: spec.toKind, role: "to"}}
+	for i, a := range spec.cc {
+		if spec.ccKinds[i] == store.KindPerson {
+			a.Path = ""
+		}
+		targets = append(targets, target{addr: a, kind: spec.ccKinds[i], role: "cc"})
+	}
+	return targets
+}
+
+// sessionLookup is what the address rule (lookupSession) finds before
+// anything is written: an existing session, or a mirrored platform
+// session (W-3) that a new mail session is to be bound to, or neither (the
+// send opens a new session). When a mirrored platform session is bound to
+// a mail session, both are set.
+type sessionLookup struct {
+	existing *store.SessionRow
+	mirror   *store.PlatformSessionRow
+}
+
+// lookupSession is the address rule of a mail from p (senderKind) to `to`
+// (a name of kind toKind), without writing anything (seed 000 section 0,
+// W-5, N-8):
+//   - `.alias`: the session that has or had that alias (a former alias
+//     reaches it as the current one does, issue 14) when p may see it and
+//     the addressed name takes part in it (aliasSessionFor); current and
+//     former aliases are looked up before the mirror. Else, to an
+//     agent, a slug of its platform-session mirror that mirrorSession lets
+//     p reach: the mail session bound to it, or, unbound, the mirror entry
+//     itself. Anything else is 404 alias_not_found, the same answer for an
+//     alias that does not exist and for one p may not see.
+//   - no session part: the replied mail's session when parent is set, else
+//     the default session (defaultSession), or none;
+//   - `.new`: none (the send opens a session).
+//
+// to has passed checkRecipientPath (addressrules.go), so an agent's address
+// has a path wherever the rule needs one. Errors name field ("to" for a
+// send).
+func lookupSession(ctx context.Context, q *store.Q, p *Principal, senderKind string, to address.Address, toKind string,
+	parent *store.ViewedMail, field string) (sessionLookup, error) {
+	switch {
+	case to.Session == address.SessionAlias:
+		// Only the session's own people reach it by alias; to anyone else
+		// it answers exactly what an unknown alias answers (visibility.go).
+		sess, err := aliasSessionFor(ctx, q, to, p.Name)
+		if err == nil {
+			return sessionLookup{existing: &sess}, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return sessionLookup{}, err
+		}
+		if toKind == store.KindAgent {
+			// A session the platform reported in its heartbeat mirror
+			// (W-3) is known too, to those mirrorSession lets reach it:
+			// bound to a mail session, the mail goes there; unbound, the
+			// first mail to its slug opens the mail session bound to it.
+			ps, err := q.PlatformSessionBySlug(ctx, to.Name, to.Alias, to.Path)
+			var bound *store.SessionRow
+			if err == nil {
+				bound, err = mirrorSession(ctx, q, p, ps)
+			}
+			switch {
+			case err == nil:
+				return sessionLookup{existing: bound, mirror: &ps}, nil
+			case !errors.Is(err, store.ErrNotFound):
+				return sessionLookup{}, err
+			}
+		}
+		return sessionLookup{}, aliasNotFoundIn(to, field)
+	case to.Session == address.SessionDefault && parent != nil:
+		sess, err := q.GetSession(ctx, parent.SessionID)
+		if err != nil {
+			return sessionLookup{}, err
+		}
+		return sessionLookup{existing: &sess}, nil
+	case to.Session == address.SessionDefault:
+		sess, err := defaultSession(ctx, q, to, toKind, p.Name, senderKind)
+		if errors.Is(err, store.ErrNotFound) {
+			return sessionLookup{}, nil
+		}
+		if err != nil {
+			return sessionLookup{}, err
+		}
+		return sessionLookup{existing: &sess}, nil
+	default: // .new
+		return sessionLookup{}, nil
+	}
+}
+
+// chooseSession is the session rule of a send: the session the mail from
+// p (senderKind) lands in, and whether this send opened it. A relay mail
+// (W-5) stays in the replied mail's session (relaySession: it never opens
+// one). Any other mail follows the address rule (lookupSession); when that
+// finds no session, one is opened (openSessionTx: the agents' new-session
+// rate limit applies): bound to the mirrored platform session the address
+// named, with its slug as alias (alias_source "platform_slug", D-5 level
+// 1) and, when the address has no path, the mirror's workspace as the
+// recipient's path; else with the requested alias, "manual" when a person
+// asked for one, "auto" otherwise (without a usable alias, CreateSessionTx
+// derives one from the subject, "subject", or generates one, "auto").
+// targets are the send's recipients (sendTargets).
+func (s *Service) chooseSession(ctx context.Context, tx *Tx, p *Principal, senderKind string, spec *sendSpec,
+	parent *store.ViewedMail, targets []target) (sess store.SessionRow, opened bool, err error) {
+	if spec.relay != "" {
+		// The free channel (I-2) stays in the replied mail's session.
+		sess, err = s.relaySession(ctx, tx, p, spec, parent)
+		return sess, false, err
+	}
+	found, err := lookupSession(ctx, tx.Q, p, senderKind, spec.to, spec.toKind, parent, "to")
+	switch {
+	case err != nil:
+		return store.SessionRow{}, false, err
+	case found.existing != nil:
+		return *found.existing, false, nil
+	case found.mirror != nil:
+		ps := found.mirror
+		spec.sessionAlias = ps.Slug
+		if spec.to.Path == "" {
+			targets[0].addr.Path = ps.Workspace
+		}
+		sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, spec.toKind, store.AliasPlatformSlug, ps.PlatformID)
+		return sess, err == nil, err
+	}
+	src := store.AliasAuto
+	if p.IsPerson() && strings.TrimSpace(spec.sessionAlias) != "" {
+		src = store.AliasManual
+	}
+	sess, err = s.openSessionTx(ctx, tx, p, senderKind, spec, spec.toKind, src, "")
+	return sess, err == nil, err
 }
 
 // relaySession answers the session of a relay mail: the replied mail's

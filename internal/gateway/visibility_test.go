@@ -6,6 +6,23 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
+// mirrorBoundAndLoose binds the mail session sessionID to bot's platform
+// session p1 and has bot's heartbeat mirror list p1 as slug "bound-slug"
+// and the unbound p2 as "loose-slug", both at /work/proj.
+func (e *serviceEnv) mirrorBoundAndLoose(sessionID string) {
+	e.t.Helper()
+	if _, err := e.svc.BindPlatformSession(e.ctx, e.bot, sessionID, client.BindPlatformSessionRequest{PlatformSessionID: "p1"}); err != nil {
+		e.t.Fatal(err)
+	}
+	mirror := []client.PlatformSession{
+		{PlatformID: "p1", Workspace: "/work/proj", Slug: "bound-slug", UpdatedAt: ts("2026-09-02T09:00:00Z")},
+		{PlatformID: "p2", Workspace: "/work/proj", Slug: "loose-slug", UpdatedAt: ts("2026-09-02T09:00:00Z")},
+	}
+	if _, err := e.svc.Heartbeat(e.ctx, e.bot, client.HeartbeatRequest{PlatformSessions: &mirror}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // The platform-session mirror follows the membership rule: a platform
 // session bound to a mail session is suggested to, resolved for and
 // addressed by that mail session's participants only (and a mail to its
@@ -14,16 +31,7 @@ import (
 func TestMirrorVisibleToBoundSessionsPeopleOnly(t *testing.T) {
 	e := newServiceEnv(t)
 	s := e.session() // alice → bot@/work/proj (cc bob)
-	if _, err := e.svc.BindPlatformSession(e.ctx, e.bot, s.SessionID, client.BindPlatformSessionRequest{PlatformSessionID: "p1"}); err != nil {
-		t.Fatal(err)
-	}
-	mirror := []client.PlatformSession{
-		{PlatformID: "p1", Workspace: "/work/proj", Slug: "bound-slug", UpdatedAt: ts("2026-09-02T09:00:00Z")},
-		{PlatformID: "p2", Workspace: "/work/proj", Slug: "loose-slug", UpdatedAt: ts("2026-09-02T09:00:00Z")},
-	}
-	if _, err := e.svc.Heartbeat(e.ctx, e.bot, client.HeartbeatRequest{PlatformSessions: &mirror}); err != nil {
-		t.Fatal(err)
-	}
+	e.mirrorBoundAndLoose(s.SessionID)
 	admin := &Principal{Kind: PrincipalPerson, Name: "carol", Role: RoleAdmin, AuthKind: AuthUserKey}
 	suggested := func(p *Principal) map[string]bool {
 		t.Helper()
