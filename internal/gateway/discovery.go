@@ -375,7 +375,7 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 	switch a.Session {
 	case address.SessionAlias:
 		out.Alias = a.Alias
-		sess, err := aliasSessionFor(ctx, q, a, p.Name) // mail.go: only the session's own people see it
+		sess, err := aliasSessionFor(ctx, q, a, p.Name) // sessionchoice.go: only the session's own people see it
 		switch {
 		case err == nil:
 			// A former alias resolves too; the answer carries the current one.

@@ -118,7 +118,7 @@ func (s *Service) resolveScheduleRecipients(ctx context.Context, q *store.Q, p *
 		}
 		switch {
 		case a.Session == address.SessionAlias:
-			// Only a session the owner takes part in (mail.go aliasSessionFor),
+			// Only a session the owner takes part in (sessionchoice.go aliasSessionFor),
 			// for people's addresses as for agents'.
 			sess, err := aliasSessionFor(ctx, q, a, p.Name)
 			if errors.Is(err, store.ErrNotFound) {
