@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -348,16 +346,17 @@ func rankSuggestions(cands []suggestion, q string, limit int) []client.Suggestio
 }
 
 // Resolve previews where a mail from the principal to raw would go, with
-// the same rules as sending and without creating anything (GET
-// /address/resolve): an unknown name is 404 recipient_not_found, an
-// unknown alias 404 alias_not_found, and so is the alias of a session the
-// caller may not see (aliasSessionFor); a former alias of a session the
-// caller may see resolves to it, Alias being the current one (issue 14); a slug in the agent's
-// platform-session mirror resolves when mirrorSession lets the caller reach
-// it (bound: exists true with the bound session; unbound: exists false, the
-// first mail opens the session), a path the send would refuse is the same 400 (checkRecipientPath: a person
-// with a path, an agent with a relative or missing path); a default session that does not exist yet
-// answers exists false.
+// the send's own rule (lookupSession) and without creating anything (GET
+// /address/resolve): an unknown name is 404 recipient_not_found, an unknown
+// alias 404 alias_not_found, and so is the alias of a session the caller
+// may not see (aliasSessionFor); a former alias of a session the caller may
+// see resolves to it, Alias being the current one (issue 14); a slug in the
+// agent's platform-session mirror resolves when mirrorSession lets the
+// caller reach it (bound: exists true with the bound session; unbound:
+// exists false, the first mail opens the session), a path the send would
+// refuse is the same 400 (checkRecipientPath: a person with a path, an
+// agent with a relative or missing path); a default session that does not
+// exist yet answers exists false.
 func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*client.Resolution, error) {
 	a, err := address.Parse(raw)
 	if err != nil {
@@ -372,69 +371,36 @@ func (s *Service) Resolve(ctx context.Context, p *Principal, raw string) (*clien
 		return nil, err
 	}
 	out := &client.Resolution{Name: a.Name, Kind: kind, Workspace: a.Path, Session: a.Session.String()}
-	switch a.Session {
-	case address.SessionAlias:
+	senderKind := store.KindPerson
+	if p.IsAgent() {
+		senderKind = store.KindAgent
+	}
+	found, err := lookupSession(ctx, q, p, senderKind, a, kind, nil, "address") // sessionchoice.go: the send's rule
+	if err != nil {
+		return nil, err
+	}
+	if found.existing != nil {
+		out.Exists, out.SessionID = true, found.existing.SessionID
+	}
+	switch {
+	case a.Session == address.SessionAlias:
 		out.Alias = a.Alias
-		sess, err := aliasSessionFor(ctx, q, a, p.Name) // sessionchoice.go: only the session's own people see it
-		switch {
-		case err == nil:
+		if found.mirror == nil {
 			// A former alias resolves too; the answer carries the current one.
-			out.Exists, out.SessionID, out.Alias = true, sess.SessionID, sess.Alias
-			if out.Workspace == "" {
-				if pt, perr := q.Participant(ctx, sess.SessionID, a.Name); perr == nil {
-					out.Workspace = pt.Workspace
-				}
-			}
-		case !errors.Is(err, store.ErrNotFound):
-			return nil, err
-		case kind == store.KindAgent:
-			ps, perr := q.PlatformSessionBySlug(ctx, a.Name, a.Alias, a.Path)
-			var bound *store.SessionRow
-			if perr == nil {
-				bound, perr = mirrorSession(ctx, q, p, ps) // visibility.go
-			}
-			if errors.Is(perr, store.ErrNotFound) {
-				return nil, resolveAliasNotFound(a)
-			}
-			if perr != nil {
-				return nil, perr
-			}
-			if bound != nil {
-				out.Exists, out.SessionID = true, bound.SessionID
-			}
-			if out.Workspace == "" {
-				out.Workspace = ps.Workspace
-			}
+			out.Alias = found.existing.Alias
+		}
+		switch {
+		case out.Workspace != "":
+		case found.mirror != nil:
+			out.Workspace = found.mirror.Workspace
 		default:
-			return nil, resolveAliasNotFound(a)
+			if pt, perr := q.Participant(ctx, found.existing.SessionID, a.Name); perr == nil {
+				out.Workspace = pt.Workspace
+			}
 		}
-	case address.SessionDefault:
-		if kind == store.KindAgent && a.Path == "" {
-			return nil, Invalid("address", fmt.Sprintf("%q is an agent; its address needs a path", a.Name),
-				fmt.Sprintf("write %s@/path/to/workspace (or .new / .alias after the path)", a.Name))
-		}
-		senderKind := store.KindPerson
-		if p.IsAgent() {
-			senderKind = store.KindAgent
-		}
-		sess, err := defaultSession(ctx, q, a, kind, p.Name, senderKind)
-		if err == nil {
-			out.Exists, out.SessionID, out.Alias = true, sess.SessionID, sess.Alias
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-	default:
-		if kind == store.KindAgent && a.Path == "" {
-			return nil, Invalid("address", fmt.Sprintf("%q is an agent; a new session needs a path", a.Name),
-				fmt.Sprintf("write %s@/path/to/workspace.new", a.Name))
-		}
+	case found.existing != nil: // the default session
+		out.Alias = found.existing.Alias
 	}
 	out.Address = a.String()
 	return out, nil
-}
-
-func resolveAliasNotFound(a address.Address) error {
-	e := aliasNotFound(a).(*Error)
-	e.Field = "address"
-	return e
 }
