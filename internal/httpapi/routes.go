@@ -51,7 +51,7 @@ func noBody(h func(*Server, http.ResponseWriter, *http.Request) error) AnswerFun
 //
 // Path is a chi pattern including the /api/v1 prefix ("/healthz" and
 // "/readyz" have none). Request and Response are zero values of the wire
-// types in client/types.go (nil when there is no JSON body); Status is the
+// types in client/types*.go (nil when there is no JSON body); Status is the
 // success status; Errors lists the error statuses the route can answer
 // (each with a client.ErrorBody). Query lists the query parameters the
 // handler reads, as docs/API.md documents them. Consumes is the request

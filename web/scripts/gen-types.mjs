@@ -14,7 +14,7 @@ const outURL = new URL('../src/api/openapi.gen.ts', import.meta.url)
 const regenerate = 'npm --prefix web run gen:types'
 const header =
   `// Generated from api/openapi.json by openapi-typescript: do not edit. Regenerate with \`${regenerate}\`\n` +
-  '// (after `go generate ./internal/httpapi` when the routes or client/types.go changed).\n\n'
+  '// (after `go generate ./internal/httpapi` when the routes or client/types*.go changed).\n\n'
 
 const generated = header + astToString(await openapiTS(docURL, { silent: true }))
 const outPath = fileURLToPath(outURL)

@@ -1,5 +1,5 @@
 // Generated from api/openapi.json by openapi-typescript: do not edit. Regenerate with `npm --prefix web run gen:types`
-// (after `go generate ./internal/httpapi` when the routes or client/types.go changed).
+// (after `go generate ./internal/httpapi` when the routes or client/types*.go changed).
 
 export interface paths {
     "/api/v1/address/resolve": {

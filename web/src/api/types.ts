@@ -1,6 +1,6 @@
 // Wire types of the AgentMail HTTP API under the names the page uses. They
 // are aliases of openapi.gen.ts, which is generated from api/openapi.json
-// (itself generated from the route table and client/types.go, where units
+// (itself generated from the route table and client/types*.go, where units
 // and rules are documented): change the Go types, run
 // `go generate ./internal/httpapi` and `npm --prefix web run gen:types`,
 // never this file's shapes. docs/API.md names the route of each type.
