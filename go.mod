@@ -30,6 +30,8 @@ require (
 	github.com/gorilla/css v1.0.1 // indirect
 )
 
+require github.com/bmatcuk/doublestar/v4 v4.10.4
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

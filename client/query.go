@@ -16,10 +16,21 @@ type InboxQuery struct {
 	Limit    int    // at most this many mails; 0 = gateway default
 	MarkRead *bool  // nil = gateway default
 	Cursor   string // NextCursor of the previous page
+	// Importance keeps only mails of these levels, comma-separated
+	// ("high,urgent"); Sort "importance" lists the most important first
+	// ("" or "date": newest first).
+	Importance string
+	Sort       string
 }
 
 func (q InboxQuery) values() url.Values {
 	v := url.Values{}
+	if q.Importance != "" {
+		v.Set("importance", q.Importance)
+	}
+	if q.Sort != "" {
+		v.Set("sort", q.Sort)
+	}
 	if q.Status != "" {
 		v.Set("status", q.Status)
 	}

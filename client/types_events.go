@@ -36,6 +36,8 @@ type NewMailEvent struct {
 	SelfAddress  string    `json:"self_address"`
 	ParentMailID string    `json:"parent_mail_id,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
+	Importance   string    `json:"importance,omitempty" enum:"low,normal,high,urgent"` // "" is normal
+	AckRequired  bool      `json:"ack_required,omitempty"`
 }
 
 // PermissionDecisionEvent is the data of a permission_decision event (W-4).

@@ -40,6 +40,13 @@ type SendMailRequest struct {
 	RelayKey      string   `json:"relay_key,omitempty"`
 	MailType      string   `json:"mail_type,omitempty"`    // agents: "" | "normal" | "failure_report"
 	RoundBudget   *int     `json:"round_budget,omitempty"` // people only; 0 = unlimited; only for a mail that opens a session (else 400)
+	// Importance is low, normal (""), high or urgent (types_coordination.go).
+	Importance string `json:"importance,omitempty" enum:"low,normal,high,urgent"`
+	// AckRequired asks every recipient to acknowledge the mail within
+	// AckWithinMinutes (1 to 43200; 0 is 1440, 24 hours); it never widens
+	// who may be written to.
+	AckRequired      bool `json:"ack_required,omitempty"`
+	AckWithinMinutes int  `json:"ack_within_minutes,omitempty"`
 }
 
 // SendMailResponse answers a send or forward (W-5). Status is "sent", or
@@ -107,6 +114,14 @@ type Mail struct {
 	Read         bool         `json:"read"`
 	Role         string       `json:"role,omitempty" enum:"to,cc"` // for a recipient viewer
 	Permission   *Permission  `json:"permission,omitempty"`        // for permission_request mails
+	Importance   string       `json:"importance" enum:"low,normal,high,urgent"`
+	// For a mail sent with ack_required: when acknowledgements become
+	// overdue, the viewer's own acknowledgement (a recipient viewer), and
+	// every recipient's state.
+	AckRequired bool       `json:"ack_required"`
+	AckDueAt    *time.Time `json:"ack_due_at,omitempty"`
+	AckedAt     *time.Time `json:"acked_at,omitempty"`
+	Acks        []MailAck  `json:"acks,omitempty"`
 }
 
 // MailList answers inbox, sent, search, thread and session mail listings.

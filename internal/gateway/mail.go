@@ -50,6 +50,9 @@ type sendSpec struct {
 	relayKey      string
 	mailType      string
 	roundBudget   *int
+	importance    int           // store rank (acks.go)
+	ackRequired   bool          // acks.go
+	ackWithin     time.Duration // acks.go
 }
 
 // Send stores a mail from the principal (POST /mail/send for agents, W-5;
@@ -92,6 +95,9 @@ func (s *Service) parseSend(p *Principal, req client.SendMailRequest) (*sendSpec
 		return nil, err
 	}
 	if err := checkContent(spec); err != nil {
+		return nil, err
+	}
+	if err := parseMailOptions(req, spec); err != nil { // acks.go
 		return nil, err
 	}
 	switch spec.relay {
@@ -374,7 +380,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	}
 	created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: parentID, From: from, Subject: subject,
 		Body: spec.body, MailType: spec.mailType, Relay: spec.relay, RelayKey: spec.relayKey, Recipients: recips,
-		AttachmentIDs: spec.attachmentIDs})
+		AttachmentIDs: spec.attachmentIDs, Importance: spec.importance, AckRequired: spec.ackRequired, AckWithin: spec.ackWithin})
 	if err != nil {
 		return nil, err
 	}

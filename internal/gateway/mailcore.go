@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/address"
@@ -34,6 +35,11 @@ type NewMail struct {
 	RelayKey      string
 	Recipients    []Party
 	AttachmentIDs []string
+	// Importance is the store rank (acks.go); AckRequired asks each
+	// recipient to acknowledge within AckWithin (0: 24 h).
+	Importance  int
+	AckRequired bool
+	AckWithin   time.Duration
 }
 
 // CreatedMail is what CreateMailTx stored.
@@ -69,6 +75,7 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		MailID: store.NewID(), SessionID: sess.SessionID, ParentMailID: nm.ParentMailID,
 		FromName: nm.From.Name, FromKind: nm.From.Kind, Subject: nm.Subject, Body: nm.Body,
 		MailType: nm.MailType, Relay: nm.Relay, RelayKey: nm.RelayKey, CreatedAt: now,
+		Importance: nm.Importance, AckRequired: nm.AckRequired, AckDueAt: nm.ackDue(now),
 	}
 	// The members' stored paths, read once: a join keeps a stored path and
 	// fills an empty one, so each party's path in the session after its
@@ -123,7 +130,7 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 			ws = r.Workspace
 		}
 		rr := store.RecipientRow{MailID: m.MailID, Name: r.Name, Kind: r.Kind, Role: r.Role,
-			Address: address.Format(r.Name, ws, sess.Alias), Workspace: ws, Position: i}
+			Address: address.Format(r.Name, ws, sess.Alias), Workspace: ws, Position: i, Importance: m.Importance}
 		if err := tx.InsertRecipient(ctx, rr); err != nil {
 			return nil, err
 		}
@@ -136,6 +143,9 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		if err := tx.LinkAttachments(ctx, m.MailID, nm.AttachmentIDs); err != nil {
 			return nil, err
 		}
+	}
+	if err := storeAcks(ctx, tx, out); err != nil { // acks.go
+		return nil, err
 	}
 	if err := tx.TouchSession(ctx, sess.SessionID, now); err != nil {
 		return nil, err
@@ -152,7 +162,10 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 			MailID: m.MailID, SessionID: sess.SessionID, FromName: m.FromName, FromKind: m.FromKind,
 			Subject: m.Subject, MailType: m.MailType, Role: r.Role, ToWorkspace: r.Workspace,
 			SessionAlias: sess.Alias, ReplyAddress: replyAddr, SelfAddress: r.Address,
-			ParentMailID: m.ParentMailID, CreatedAt: now,
+			ParentMailID: m.ParentMailID, CreatedAt: now, AckRequired: m.AckRequired,
+		}
+		if m.Importance != store.ImportanceNormal {
+			ev.Importance = ImportanceName(m.Importance)
 		}
 		id, err := tx.Emit(ctx, r.Name, client.EventNewMail, ev)
 		if err != nil {

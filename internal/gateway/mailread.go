@@ -12,8 +12,15 @@ import (
 )
 
 // mailViews converts stored mails to their API form with recipients,
-// attachments, session aliases and the state of permission requests.
+// attachments, session aliases, importance and acknowledgements and the
+// state of permission requests.
 func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.ViewedMail) ([]client.Mail, error) {
+	return s.mailViewsFor(ctx, q, "", rows)
+}
+
+// mailViewsFor is mailViews for the viewer named (a recipient viewer gets
+// its own acknowledgement time, acks.go).
+func (s *Service) mailViewsFor(ctx context.Context, q *store.Q, viewer string, rows []store.ViewedMail) ([]client.Mail, error) {
 	out := make([]client.Mail, 0, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -74,7 +81,7 @@ func (s *Service) mailViews(ctx context.Context, q *store.Q, rows []store.Viewed
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	return out, decorateMails(ctx, q, viewer, rows, out)
 }
 
 // GetMail answers a mail the principal sent or received; any other id is
@@ -88,7 +95,7 @@ func (s *Service) GetMail(ctx context.Context, p *Principal, id string) (*client
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.mailViews(ctx, q, []store.ViewedMail{v})
+	views, err := s.mailViewsFor(ctx, q, p.Name, []store.ViewedMail{v})
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +128,10 @@ type InboxQuery struct {
 	Limit    int
 	Cursor   string
 	MarkRead bool
+	// Importance keeps only these levels (comma-separated); Sort
+	// "importance" orders the most important first (acks.go).
+	Importance string
+	Sort       string
 }
 
 // Inbox answers the principal's received mails, newest first, with cc and
@@ -134,18 +145,24 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 	default:
 		return nil, Invalid("status", fmt.Sprintf("status %q is not one of unread, read, all", iq.Status), "")
 	}
-	if err := checkMailCursor(iq.Cursor); err != nil {
+	filter, cursor, err := importanceFilter(iq.Importance, iq.Sort, iq.Cursor) // acks.go
+	if err != nil {
 		return nil, err
 	}
 	q := s.Read()
-	rows, err := q.Inbox(ctx, p.Name, iq.Status, iq.Limit, iq.Cursor)
+	var rows []store.ViewedMail
+	if len(filter.Ranks) > 0 || filter.ByImportance {
+		rows, err = q.InboxFiltered(ctx, p.Name, iq.Status, filter, iq.Limit, cursor)
+	} else {
+		rows, err = q.Inbox(ctx, p.Name, iq.Status, iq.Limit, cursor)
+	}
 	if err != nil {
 		return nil, err
 	}
 	full := len(rows) == iq.Limit && len(rows) > 0
 	next := ""
 	if full {
-		next = rows[len(rows)-1].MailID
+		next = importanceCursor(filter, rows[len(rows)-1])
 	}
 	restricted := turnRestricted(ctx, p.Name)
 	if restricted {
@@ -157,7 +174,7 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 		}
 		rows = kept
 	}
-	views, err := s.mailViews(ctx, q, rows)
+	views, err := s.mailViewsFor(ctx, q, p.Name, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +281,7 @@ func (s *Service) sessionMails(ctx context.Context, q *store.Q, p *Principal, se
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.mailViews(ctx, q, rows)
+	views, err := s.mailViewsFor(ctx, q, p.Name, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +305,7 @@ func (s *Service) Sent(ctx context.Context, p *Principal, limit int, cursor stri
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.mailViews(ctx, q, rows)
+	views, err := s.mailViewsFor(ctx, q, p.Name, rows)
 	if err != nil {
 		return nil, err
 	}

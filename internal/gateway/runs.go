@@ -89,6 +89,10 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 				}
 			}
 		}
+		if req.State == client.RunFinished && req.StopReason == StopReasonStopped { // reservations.go
+			_, err := s.releaseOfSessionTx(ctx, tx, p.Name, req.SessionID)
+			return err
+		}
 		return nil
 	})
 	if err != nil {

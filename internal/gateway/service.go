@@ -70,6 +70,11 @@ type Config struct {
 	// expires this long after it was issued even when nobody revokes it.
 	// Default 12 h.
 	TurnTokenTTL time.Duration
+	// ReservationOfflineTTL is how long the holder of a reservation may go
+	// unseen (no heartbeat, register or reservation call) before its
+	// reservations end (reservations.go). Default
+	// DefaultReservationOfflineTTL (AGENTMAIL_RESERVATION_OFFLINE_TTL).
+	ReservationOfflineTTL time.Duration
 }
 
 func (c *Config) fill() {
@@ -108,6 +113,9 @@ func (c *Config) fill() {
 	}
 	if c.TurnTokenTTL <= 0 {
 		c.TurnTokenTTL = DefaultTurnTokenTTL
+	}
+	if c.ReservationOfflineTTL <= 0 {
+		c.ReservationOfflineTTL = DefaultReservationOfflineTTL
 	}
 }
 

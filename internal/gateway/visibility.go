@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
+	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 )
 
@@ -167,4 +170,60 @@ func visibleMirror(ctx context.Context, q *store.Q, p *Principal, list []store.P
 		}
 	}
 	return out, nil
+}
+
+// Workspaces of reservations (reservations.go): who may use and see the
+// reservations of a workspace follows from the sessions a principal takes
+// part in, as every other read here does. A reservation names its session
+// only to viewers of that session (visibleSessions).
+
+// mayUseWorkspace reports whether p may reserve and list in ws: a person
+// or a turn token through a session (a turn token: its own) in ws or a
+// directory above it; an agent key also through its registered
+// workspaces.
+func mayUseWorkspace(ctx context.Context, q *store.Q, p *Principal, ws string) (bool, error) {
+	anc := store.Ancestors(ws)
+	session := ""
+	if p.IsTurnToken() {
+		session = p.TurnSession
+	}
+	ok, err := q.TakesPartInWorkspace(ctx, p.Name, session, anc)
+	if err != nil || ok || !p.IsAgent() || p.IsTurnToken() {
+		return ok, err
+	}
+	a, err := q.GetAgent(ctx, p.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var reg []client.Workspace
+	_ = json.Unmarshal([]byte(a.Workspaces), &reg)
+	for _, w := range reg {
+		c, err := cleanWorkspace(w.Path, "workspace")
+		if err != nil {
+			continue
+		}
+		for _, x := range anc {
+			if x == c {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// personMaySee reports whether the person name may see reservations taken
+// in ws (cache memoises per workspace).
+func personMaySee(ctx context.Context, q *store.Q, name, ws string, cache map[string]bool) (bool, error) {
+	if v, ok := cache[ws]; ok {
+		return v, nil
+	}
+	ok, err := q.TakesPartInWorkspace(ctx, name, "", store.Ancestors(ws))
+	if err != nil {
+		return false, err
+	}
+	cache[ws] = ok
+	return ok, nil
 }

@@ -20,6 +20,7 @@ func mailRoutes() []Route {
 			Query: []OpenAPIParam{
 				{Name: "status", Enum: []string{"all", "unread", "read"}, Default: "all"}, queryLimit(personInboxLimit), queryCursor,
 				{Name: "mark_read", Type: "boolean", Default: false, Description: "mark exactly the listed mails read"},
+				queryImportance, querySort, // acks.go
 			}},
 		{Method: "GET", Path: p + "/me/mail/sent", Auth: AuthPerson, Summary: "Mails the person sent, newest first", Response: client.MailList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleSent),
 			Query: []OpenAPIParam{queryLimit(personInboxLimit), queryCursor}},
@@ -36,6 +37,7 @@ func mailRoutes() []Route {
 			Query: []OpenAPIParam{
 				{Name: "status", Enum: []string{"unread", "read", "all"}, Default: "unread"}, queryLimit(agentInboxLimit), queryCursor,
 				{Name: "mark_read", Type: "boolean", Default: true, Description: "T-1: marks exactly the listed mails read; never with status=all"},
+				queryImportance, querySort, // acks.go
 			}},
 		{Method: "POST", Path: p + "/mail/read", Auth: AuthAgent, Summary: "Mark mails read or unread", Request: client.MarkReadRequest{}, Response: client.MarkReadResponse{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleMarkRead)},
 		{Method: "POST", Path: p + "/mail/send", Auth: AuthAgent, Summary: "Send a mail (W-5)", Request: client.SendMailRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 413, 429, 500}, Answer: answer((*Server).handleSend)},
@@ -71,7 +73,7 @@ func (s *Server) handleForward(w http.ResponseWriter, r *http.Request) (*client.
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, status string, limit int, mark bool) (*client.MailList, error) {
 	q := r.URL.Query()
-	iq := gateway.InboxQuery{Status: status, Cursor: q.Get("cursor")}
+	iq := gateway.InboxQuery{Status: status, Cursor: q.Get("cursor"), Importance: q.Get("importance"), Sort: q.Get("sort")}
 	if v := q.Get("status"); v != "" {
 		iq.Status = v
 	}

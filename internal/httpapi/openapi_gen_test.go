@@ -238,7 +238,7 @@ func TestResponseValidator(t *testing.T) {
 	}
 	good := `{"mail_id":"m1","session_id":"s","session_alias":"a","from_name":"claude","from_kind":"agent","from_address":"claude@/x",
 		"recipients":[{"name":"ann","kind":"person","role":"to","address":"ann"}],"subject":"s","body":"b","mail_type":"normal",
-		"attachments":[],"created_at":"2026-11-30T12:00:00Z","read":false}`
+		"attachments":[],"created_at":"2026-11-30T12:00:00Z","read":false,"importance":"normal","ack_required":false}`
 	if err := v.Validate("GET", "/api/v1/me/mail/{id}", 200, "application/json; charset=utf-8", []byte(good)); err != nil {
 		t.Errorf("a valid Mail was refused: %v", err)
 	}

@@ -101,6 +101,8 @@ func RouteTable() []Route {
 		discoveryRoutes(),      // discovery.go
 		turnTokenIssueRoutes(), // turntokens.go
 		emailRoutes(),          // email.go: the person's email address
+		ackRoutes(),            // acks.go
+		reservationRoutes(),    // reservations.go
 	)
 }
 

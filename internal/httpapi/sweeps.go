@@ -53,6 +53,7 @@ func (s *Server) sweepOnce(ctx context.Context) {
 	} else if n > 0 {
 		s.log.Info("turn tokens of offline agents revoked", "count", n)
 	}
+	s.sweepReservations(ctx) // reservations.go
 }
 
 // sweepSlow runs the sweeps of the slow ticker: unsent attachments, and

@@ -47,6 +47,15 @@ var turnTokenRoutes = map[string]bool{
 	"GET " + Prefix + "/address/suggest":            true,
 	"GET " + Prefix + "/address/resolve":            true,
 	"GET " + Prefix + "/agent/models/allowed":       true,
+	// Coordination (issue 21): narrowed to the token's session and its
+	// workspaces by the gateway (reservations.go mayUseWorkspace, acks.go).
+	"POST " + Prefix + "/reservations":         true,
+	"GET " + Prefix + "/reservations":          true,
+	"POST " + Prefix + "/reservations/renew":   true,
+	"POST " + Prefix + "/reservations/release": true,
+	"POST " + Prefix + "/reservations/check":   true,
+	"POST " + Prefix + "/mail/{id}/ack":        true,
+	"GET " + Prefix + "/mail/unacknowledged":   true,
 }
 
 // allowTurnToken refuses a turn token on a route outside turnTokenRoutes.

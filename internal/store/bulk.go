@@ -6,7 +6,7 @@ import (
 )
 
 // bulkRows is how many rows one multi-row INSERT of BulkInsertMails holds
-// (SQLite allows 32766 parameters; 12 columns × 500 rows stays below).
+// (SQLite allows 32766 parameters; 15 columns × 500 rows stays below).
 const bulkRows = 500
 
 // BulkInsertMails stores many mails and their recipients with multi-row
@@ -18,18 +18,18 @@ func (q *Q) BulkInsertMails(ctx context.Context, mails []MailRow, recips []Recip
 		end := min(start+bulkRows, len(mails))
 		var b strings.Builder
 		b.WriteString(`INSERT INTO mails (` + mailCols + `) VALUES `)
-		args := make([]any, 0, (end-start)*12)
+		args := make([]any, 0, (end-start)*15)
 		for i, m := range mails[start:end] {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 			var parent any
 			if m.ParentMailID != "" {
 				parent = m.ParentMailID
 			}
 			args = append(args, m.MailID, m.SessionID, parent, m.FromName, m.FromKind, m.FromAddress, m.Subject, m.Body,
-				m.MailType, m.Relay, m.RelayKey, Millis(m.CreatedAt))
+				m.MailType, m.Relay, m.RelayKey, Millis(m.CreatedAt), m.Importance, m.AckRequired, NullMillis(m.AckDueAt))
 		}
 		if _, err := q.Exec(ctx, b.String(), args...); err != nil {
 			return err
@@ -39,14 +39,14 @@ func (q *Q) BulkInsertMails(ctx context.Context, mails []MailRow, recips []Recip
 	for start := 0; start < len(recips); start += bulkRows {
 		end := min(start+bulkRows, len(recips))
 		var b strings.Builder
-		b.WriteString(`INSERT INTO mail_recipients (mail_id, name, kind, role, address, workspace, is_read, read_at, position) VALUES `)
-		args := make([]any, 0, (end-start)*9)
+		b.WriteString(`INSERT INTO mail_recipients (mail_id, name, kind, role, address, workspace, is_read, read_at, position, importance) VALUES `)
+		args := make([]any, 0, (end-start)*10)
 		for i, r := range recips[start:end] {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, r.MailID, r.Name, r.Kind, r.Role, r.Address, r.Workspace, r.Read, NullMillis(r.ReadAt), r.Position)
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, r.MailID, r.Name, r.Kind, r.Role, r.Address, r.Workspace, r.Read, NullMillis(r.ReadAt), r.Position, r.Importance)
 			if !r.Read {
 				unread[r.Name]++
 			}

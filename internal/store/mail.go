@@ -22,6 +22,11 @@ type MailRow struct {
 	Relay        string
 	RelayKey     string
 	CreatedAt    time.Time
+	// Importance is the rank ImportanceLow..ImportanceUrgent (coordination.go).
+	Importance int
+	// AckRequired asks each recipient to acknowledge the mail by AckDueAt.
+	AckRequired bool
+	AckDueAt    *time.Time
 }
 
 // RecipientRow is one addressee of a mail with that addressee's state.
@@ -35,6 +40,8 @@ type RecipientRow struct {
 	Read      bool
 	ReadAt    *time.Time
 	Position  int
+	// Importance copies the mail's (the index of importance listings).
+	Importance int
 }
 
 // ViewedMail is a mail with the viewer's own recipient state (Role "" and
@@ -45,16 +52,17 @@ type ViewedMail struct {
 	Read bool
 }
 
-const mailCols = `mail_id, session_id, parent_mail_id, from_name, from_kind, from_address, subject, body, mail_type, relay, relay_key, created_at`
+const mailCols = `mail_id, session_id, parent_mail_id, from_name, from_kind, from_address, subject, body, mail_type, relay, relay_key, created_at, importance, ack_required, ack_due_at`
 
 func scanMail(sc interface{ Scan(...any) error }, extra ...any) (MailRow, error) {
 	var m MailRow
 	var parent sql.NullString
 	var created int64
+	var due sql.NullInt64
 	dst := append([]any{&m.MailID, &m.SessionID, &parent, &m.FromName, &m.FromKind, &m.FromAddress, &m.Subject, &m.Body,
-		&m.MailType, &m.Relay, &m.RelayKey, &created}, extra...)
+		&m.MailType, &m.Relay, &m.RelayKey, &created, &m.Importance, &m.AckRequired, &due}, extra...)
 	err := sc.Scan(dst...)
-	m.ParentMailID, m.CreatedAt = parent.String, FromMillis(created)
+	m.ParentMailID, m.CreatedAt, m.AckDueAt = parent.String, FromMillis(created), TimePtr(due)
 	return m, err
 }
 
@@ -65,17 +73,17 @@ func (q *Q) InsertMail(ctx context.Context, m MailRow) error {
 	if m.ParentMailID != "" {
 		parent = m.ParentMailID
 	}
-	_, err := q.Exec(ctx, `INSERT INTO mails (`+mailCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.Exec(ctx, `INSERT INTO mails (`+mailCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.MailID, m.SessionID, parent, m.FromName, m.FromKind, m.FromAddress, m.Subject, m.Body, m.MailType,
-		m.Relay, m.RelayKey, Millis(m.CreatedAt))
+		m.Relay, m.RelayKey, Millis(m.CreatedAt), m.Importance, m.AckRequired, NullMillis(m.AckDueAt))
 	return err
 }
 
 // InsertRecipient stores one addressee (unread) and counts it in the
 // recipient's unread counter.
 func (q *Q) InsertRecipient(ctx context.Context, r RecipientRow) error {
-	_, err := q.Exec(ctx, `INSERT INTO mail_recipients (mail_id, name, kind, role, address, workspace, is_read, read_at, position)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.MailID, r.Name, r.Kind, r.Role, r.Address, r.Workspace, r.Read, NullMillis(r.ReadAt), r.Position)
+	_, err := q.Exec(ctx, `INSERT INTO mail_recipients (mail_id, name, kind, role, address, workspace, is_read, read_at, position, importance)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.MailID, r.Name, r.Kind, r.Role, r.Address, r.Workspace, r.Read, NullMillis(r.ReadAt), r.Position, r.Importance)
 	if err != nil || r.Read {
 		return err
 	}
@@ -230,24 +238,7 @@ const (
 // Inbox answers the mails addressed to name, newest first, with status
 // "unread", "read" or "all", older than beforeID when given.
 func (q *Q) Inbox(ctx context.Context, name, status string, limit int, beforeID string) ([]ViewedMail, error) {
-	query := `SELECT ` + prefixed("m.", mailCols) + `, r.role, r.is_read FROM mail_recipients r
-		JOIN mails m ON m.mail_id = r.mail_id WHERE r.name = ?`
-	args := []any{name}
-	switch status {
-	case InboxUnread:
-		query += ` AND r.is_read = ?`
-		args = append(args, false)
-	case InboxRead:
-		query += ` AND r.is_read = ?`
-		args = append(args, true)
-	}
-	if beforeID != "" {
-		query += ` AND r.mail_id < ?`
-		args = append(args, beforeID)
-	}
-	query += ` ORDER BY r.mail_id DESC LIMIT ?`
-	args = append(args, limit)
-	return q.viewedMails(ctx, query, args...)
+	return q.InboxFiltered(ctx, name, status, ImportanceFilter{}, limit, beforeID) // coordination.go
 }
 
 // SentMails answers mails sent by name, newest first, older than beforeID
