@@ -90,7 +90,7 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 			AttachmentDir: env.attachmentDir, SweepInterval: env.sweepInterval, AttachmentSweepInterval: env.attachmentSweepInterval,
 			Gateway: gateway.Config{MaxPendingPermissions: serveFlags.maxPendingPermissions,
 				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit,
-				OnlineWithin: serveFlags.agentOfflineAfter},
+				OnlineWithin: serveFlags.agentOfflineAfter, ReservationOfflineTTL: env.reservationOfflineTTL},
 			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
 				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes},
 			Log:   log,
@@ -199,6 +199,10 @@ const (
 	envAttachmentSweepInterval = "AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL"
 	// envScheduleLimit is the per-owner schedule cap; default 50.
 	envScheduleLimit = "AGENTMAIL_SCHEDULE_LIMIT"
+	// envReservationOfflineTTL is how long the holder of a file reservation
+	// may go unseen before its reservations end (a Go duration); default
+	// 10 min (gateway.DefaultReservationOfflineTTL).
+	envReservationOfflineTTL = "AGENTMAIL_RESERVATION_OFFLINE_TTL"
 )
 
 // serveEnvSettings holds those settings; a zero field leaves the default of the
@@ -208,6 +212,7 @@ type serveEnvSettings struct {
 	attachmentDir                          string
 	sweepInterval, attachmentSweepInterval time.Duration
 	scheduleLimit                          int
+	reservationOfflineTTL                  time.Duration
 }
 
 // readServeEnv reads the settings of `serve` without a flag through getenv
@@ -226,7 +231,8 @@ func readServeEnv(getenv func(string) string) (serveEnvSettings, error) {
 	for _, d := range []struct {
 		env string
 		dst *time.Duration
-	}{{envSweepInterval, &x.sweepInterval}, {envAttachmentSweepInterval, &x.attachmentSweepInterval}} {
+	}{{envSweepInterval, &x.sweepInterval}, {envAttachmentSweepInterval, &x.attachmentSweepInterval},
+		{envReservationOfflineTTL, &x.reservationOfflineTTL}} {
 		if v := strings.TrimSpace(getenv(d.env)); v != "" {
 			n, err := time.ParseDuration(v)
 			if err != nil || n <= 0 {

@@ -36,7 +36,8 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		return
 	}
 	prompt := BuildPrompt(PromptInput{MailID: in.MailID, From: in.FromName, FromIsAgent: in.FromKind == "agent",
-		Subject: in.Subject, ReplyAddress: in.ReplyAddress, SelfAddress: in.SelfAddress, Workspace: ws.Dir})
+		Subject: in.Subject, ReplyAddress: in.ReplyAddress, SelfAddress: in.SelfAddress, Workspace: ws.Dir,
+		Importance: in.Importance, AckRequired: in.AckRequired})
 
 	// The platform and its tools get a token for this turn's session only,
 	// never the agent key; it dies when the turn ends (turntoken.go).

@@ -95,19 +95,22 @@ type incoming struct {
 	ReplyAddress string
 	SelfAddress  string
 	CaughtUp     bool
+	Importance   string // issue 21: told in the prompt
+	AckRequired  bool
 }
 
 func incomingFromEvent(e client.NewMailEvent) incoming {
 	return incoming{MailID: e.MailID, SessionID: e.SessionID, FromName: e.FromName, FromKind: e.FromKind,
 		Subject: e.Subject, MailType: e.MailType, ToWorkspace: e.ToWorkspace,
-		ReplyAddress: e.ReplyAddress, SelfAddress: e.SelfAddress}
+		ReplyAddress: e.ReplyAddress, SelfAddress: e.SelfAddress, Importance: e.Importance, AckRequired: e.AckRequired}
 }
 
 // incomingFromMail turns an inbox mail into a delivery; to_workspace is the
 // path of this agent's own recipient entry (W-4).
 func incomingFromMail(m client.Mail, agent string) incoming {
 	in := incoming{MailID: m.MailID, SessionID: m.SessionID, FromName: m.FromName, FromKind: m.FromKind,
-		Subject: m.Subject, MailType: m.MailType, ReplyAddress: m.FromAddress, CaughtUp: true}
+		Subject: m.Subject, MailType: m.MailType, ReplyAddress: m.FromAddress, CaughtUp: true,
+		Importance: m.Importance, AckRequired: m.AckRequired}
 	found := false
 	for _, r := range m.Recipients {
 		if r.Name != agent {

@@ -14,6 +14,10 @@ type PromptInput struct {
 	ReplyAddress string
 	SelfAddress  string
 	Workspace    string
+	// Importance is the mail's ("" or "normal": not mentioned); AckRequired
+	// asks the model to acknowledge it (issue 21).
+	Importance  string
+	AckRequired bool
 }
 
 // BuildPrompt is the user message of a mail-driven turn (B-3.4, B-3.5):
@@ -30,6 +34,15 @@ func BuildPrompt(in PromptInput) string {
 		fmt.Fprintf(&b, ", subject %q", in.Subject)
 	}
 	fmt.Fprintf(&b, " (mail_id %s).\n", in.MailID)
+	switch in.Importance {
+	case "urgent":
+		b.WriteString("The sender marked this mail URGENT: deal with it before anything else.\n")
+	case "high":
+		b.WriteString("The sender marked this mail as of high importance.\n")
+	}
+	if in.AckRequired {
+		fmt.Fprintf(&b, "The sender asks for an acknowledgement: once you have read it and will act on it, call acknowledge_mail with mail_id %s.\n", in.MailID)
+	}
 	fmt.Fprintf(&b, "Read it first with the read_inbox tool (or read_mail with mail_id %s); the body and any attachments are only there.\n", in.MailID)
 	if in.Workspace != "" {
 		fmt.Fprintf(&b, "Your working directory is %s.\n", in.Workspace)

@@ -109,6 +109,7 @@ func RenderMail(m client.Mail, bodyLimit int) string {
 		}
 		fmt.Fprintf(&b, "Permission: %s\n", state)
 	}
+	b.WriteString(renderCoordination(m)) // tools_acks.go
 	fmt.Fprintf(&b, "Subject: %s\n", m.Subject)
 	if len(m.Attachments) > 0 {
 		fmt.Fprintf(&b, "Attachments (%d):\n", len(m.Attachments))

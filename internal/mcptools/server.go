@@ -27,6 +27,7 @@ import (
 // of client.Client (agent side, authenticated with the agent key).
 type Gateway interface {
 	PermissionAPI
+	CoordinationAPI // tools_reservations.go
 	Register(ctx context.Context, req client.RegisterRequest) (*client.Agent, error)
 	Inbox(ctx context.Context, q client.InboxQuery) (*client.MailList, error)
 	MarkRead(ctx context.Context, req client.MarkReadRequest) (*client.MarkReadResponse, error)

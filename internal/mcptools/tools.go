@@ -36,8 +36,10 @@ func (s *Server) registerAll() {
 		"Read your AgentMail inbox. Lists mails newest first with sender, To, Cc, date, session, subject, attachments (with attachment_id) and body. "+
 			"With status=unread (the default) exactly the listed mails are marked read; status=all never marks anything.",
 		object(map[string]prop{
-			"status": enum("unread (default), read or all", "unread", "read", "all"),
-			"limit":  integer("how many mails at most, 1 to 50 (default 5)"),
+			"status":     enum("unread (default), read or all", "unread", "read", "all"),
+			"limit":      integer("how many mails at most, 1 to 50 (default 5)"),
+			"importance": str("only mails of these importance levels, comma-separated: low, normal, high, urgent"),
+			"sort":       enum("date (default, newest first) or importance (most important first)", "date", "importance"),
 		}),
 		s.readInbox)
 	s.add("read_mail",
@@ -53,14 +55,14 @@ func (s *Server) registerAll() {
 			"name@path.new starts a new session, name@path.<alias> continues an existing session (never retried as .new), a bare name is a person. "+
 			"To answer a mail set reply_to to its mail_id (to and subject then default to the sender and \"Re: <subject>\"). "+
 			"Each mail you send in a session uses one round of its budget.",
-		object(map[string]prop{
+		object(withMailOptions(map[string]prop{ // tools_acks.go: importance, ack_required
 			"to":             str("recipient address; optional when reply_to is set (defaults to the replied mail's sender)"),
 			"cc":             str("more recipients, separated by commas"),
 			"subject":        str("subject; optional when reply_to is set"),
 			"body":           str("the message, Markdown"),
 			"reply_to":       str("mail_id of the mail you answer"),
 			"attachment_ids": strList("attachment ids from upload_attachment or from a received mail"),
-		}, "body"),
+		}), "body"),
 		s.sendMail)
 	s.add("forward_mail",
 		"Forward a mail to someone else: a new thread with full addressing, quoting the original; body is your note.",
@@ -160,4 +162,6 @@ func (s *Server) registerAll() {
 			"content": str("the complete new content"),
 		}, "path", "content"),
 		s.writeFile)
+	s.registerReservationTools() // tools_reservations.go
+	s.registerAckTools()         // tools_acks.go
 }

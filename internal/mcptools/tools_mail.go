@@ -30,7 +30,12 @@ func (s *Server) readInbox(ctx context.Context, a args) (string, error) {
 	// T-1.3: exactly the listed mails are marked read, and nothing when
 	// status=all.
 	mark := status != "all"
-	list, err := s.gateway().Inbox(ctx, client.InboxQuery{Status: status, Limit: limit, MarkRead: &mark})
+	v, err := a.strs("importance", "sort")
+	if err != nil {
+		return "", err
+	}
+	list, err := s.gateway().Inbox(ctx, client.InboxQuery{Status: status, Limit: limit, MarkRead: &mark,
+		Importance: strings.TrimSpace(v[0]), Sort: strings.TrimSpace(v[1])})
 	if err != nil {
 		return "", err
 	}
@@ -108,14 +113,18 @@ func (s *Server) sendMail(ctx context.Context, a args) (string, error) {
 	if subject == "" {
 		return "", badArg("subject is required when not replying")
 	}
-	res, err := s.gateway().SendMail(ctx, client.SendMailRequest{
+	req := client.SendMailRequest{
 		To:            to,
 		Cc:            normalizeRecipients(cc),
 		Subject:       subject,
 		Body:          body,
 		ReplyTo:       replyTo,
 		AttachmentIDs: ids,
-	})
+	}
+	if err := mailOptions(a, &req); err != nil { // tools_acks.go
+		return "", err
+	}
+	res, err := s.gateway().SendMail(ctx, req)
 	if err != nil {
 		return "", err
 	}

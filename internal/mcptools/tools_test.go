@@ -14,10 +14,12 @@ import (
 )
 
 // wantTools is the tool surface every platform sees (issue 4, seed 003,
-// seed 001's schedule tools, the execution gate).
+// seed 001's schedule tools, the execution gate, issue 21's reservations
+// and acknowledgements).
 var wantTools = []string{
-	"connect_to_server", "create_schedule", "delete_schedule", "download_attachment", "forward_mail",
-	"list_contacts", "list_schedules", "read_inbox", "read_mail", "read_thread", "run_command",
+	"acknowledge_mail", "connect_to_server", "create_schedule", "delete_schedule", "download_attachment", "forward_mail",
+	"list_contacts", "list_reservations", "list_schedules", "list_unacknowledged", "read_inbox", "read_mail", "read_thread",
+	"release_reservations", "renew_reservations", "reserve_paths", "run_command",
 	"send_mail", "session_participants", "suggest_address", "update_schedule", "upload_attachment", "write_file",
 }
 
