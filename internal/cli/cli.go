@@ -1,6 +1,6 @@
 // Package cli is the command-line client for people: `agentmail login`,
-// `send`, `inbox`, `show`, `tree`, `approve`, `deny`, `watch`, `keys` and
-// `logout`. Every command talks to the gateway through the public Go client
+// `send`, `inbox`, `show`, `tree`, `approve`, `deny`, `watch`, `keys`,
+// `logout`, `ack`, `acks`, `reservations` and `guard`. Every command talks to the gateway through the public Go client
 // (package client) with the user key that `agentmail login` stored, exactly
 // as any third-party program could.
 //
@@ -198,6 +198,7 @@ func Commands(env *Env) []*cobra.Command {
 		NewLoginCommand(env), NewLogoutCommand(env), NewSendCommand(env), NewInboxCommand(env),
 		NewShowCommand(env), NewTreeCommand(env), NewApproveCommand(env), NewDenyCommand(env),
 		NewWatchCommand(env), NewKeysCommand(env),
+		NewAckCommand(env), NewAcksCommand(env), NewReservationsCommand(env), NewGuardCommand(env), // coordination.go, guard.go
 	}
 }
 

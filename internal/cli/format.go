@@ -109,6 +109,7 @@ func printMail(w io.Writer, m *client.Mail) {
 	if m.MailType != "" && m.MailType != client.MailTypeNormal {
 		fmt.Fprintf(w, "Type:     %s\n", m.MailType)
 	}
+	printMailOptions(w, m) // coordination.go
 	fmt.Fprintf(w, "Subject:  %s\n", m.Subject)
 	for i, a := range m.Attachments {
 		if i == 0 {

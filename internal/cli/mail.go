@@ -22,6 +22,9 @@ func NewSendCommand(env *Env) *cobra.Command {
 		cc, attach                                   []string
 		budget                                       int
 		asJSON                                       bool
+		importance                                   string // coordination.go
+		ack                                          bool
+		ackWithin                                    int
 	)
 	cmd := &cobra.Command{
 		Use:   "send --to ADDRESS --subject TEXT [--body TEXT | < body] [--attach FILE]...",
@@ -94,6 +97,7 @@ body must then be given with --body.
 			req := client.SendMailRequest{
 				To: to, Cc: strings.Join(cc, ", "), Subject: subject, Body: body,
 				ReplyTo: replyTo, SessionAlias: alias, RoundBudget: budgetPtr,
+				Importance: importance, AckRequired: ack, AckWithinMinutes: ackWithin,
 			}
 			var uploaded []client.Attachment
 			for _, a := range attach {
@@ -153,6 +157,9 @@ body must then be given with --body.
 	f.IntVar(&budget, "budget", 0, "round budget of a new session (0 = unlimited; default: the agent's)")
 	f.StringVar(&replyTo, "reply-to", "", "id of the mail this answers")
 	f.StringVar(&alias, "alias", "", "alias for the new session")
+	f.StringVar(&importance, "importance", "", "low, normal (default), high or urgent")
+	f.BoolVar(&ack, "ack", false, "ask every recipient to acknowledge the mail (see agentmail acks)")
+	f.IntVar(&ackWithin, "ack-within", 0, "with --ack: minutes until an acknowledgement is overdue, 1 to 43200 (default 1440)")
 	f.BoolVar(&asJSON, "json", false, "print the answer as JSON")
 	return setup(cmd)
 }
@@ -163,7 +170,7 @@ body must then be given with --body.
 func NewInboxCommand(env *Env) *cobra.Command {
 	var all, asJSON bool
 	var limit int
-	var cursor string
+	var cursor, importance, sortBy string
 	cmd := &cobra.Command{
 		Use:   "inbox [--all] [--json]",
 		Short: "List received mail (unread unless --all)",
@@ -177,7 +184,8 @@ func NewInboxCommand(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q := client.InboxQuery{Status: "unread", Limit: limit, MarkRead: client.Bool(false), Cursor: cursor}
+			q := client.InboxQuery{Status: "unread", Limit: limit, MarkRead: client.Bool(false), Cursor: cursor,
+				Importance: importance, Sort: sortBy}
 			if all {
 				q.Status = "all"
 			}
@@ -200,13 +208,13 @@ func NewInboxCommand(env *Env) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, " \tID\tDATE\tFROM\tSUBJECT")
+			fmt.Fprintln(tw, " \t \tID\tDATE\tFROM\tSUBJECT")
 			for _, m := range list.Mails {
 				mark := " "
 				if !m.Read {
 					mark = "*"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mark, m.MailID, timeText(m.CreatedAt), m.FromName, mailSubject(m))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, importanceMark(m.Importance), m.MailID, timeText(m.CreatedAt), m.FromName, mailSubject(m))
 			}
 			tw.Flush()
 			fmt.Fprintf(env.Stdout, "%d unread\n", list.Unread)
@@ -224,6 +232,8 @@ func NewInboxCommand(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's MailList JSON")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many mails (default: the gateway's, 50)")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page")
+	cmd.Flags().StringVar(&importance, "importance", "", "only mails of these levels, comma-separated (low, normal, high, urgent)")
+	cmd.Flags().StringVar(&sortBy, "sort", "", "date (default) or importance (most important first)")
 	return setup(cmd)
 }
 
