@@ -10,6 +10,8 @@ import { AgentPage, Agents } from './pages/Agents'
 import { Login } from './pages/Login'
 import { Mailbox } from './pages/Mailbox'
 import { Waiting } from './pages/Waiting'
+import { Acks } from './pages/Acks'
+import { Reservations } from './pages/Reservations'
 import { navigate, useLocation } from './router'
 import { AppStateProvider } from './state'
 
@@ -87,6 +89,12 @@ function Routes() {
       break
     case 'waiting':
       page = <Waiting />
+      break
+    case 'acks':
+      page = <Acks />
+      break
+    case 'reservations':
+      page = <Reservations />
       break
     case 'agents':
       page = second ? <AgentPage name={second} /> : <Agents />

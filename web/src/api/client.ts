@@ -127,7 +127,7 @@ export const api = {
     request<T.MailList>('GET', `/me/sessions/${enc(id)}/mails`, undefined, q),
   sessionRuns: (id: string) => request<T.RunList>('GET', `/me/sessions/${enc(id)}/runs`),
 
-  inbox: (q?: { status?: 'all' | 'unread' | 'read'; limit?: number; cursor?: string }) =>
+  inbox: (q?: { status?: 'all' | 'unread' | 'read'; limit?: number; cursor?: string; importance?: string; sort?: 'date' | 'importance' }) =>
     request<T.MailList>('GET', '/me/mail/inbox', undefined, { mark_read: false, ...q }),
   sent: (q?: { limit?: number; cursor?: string }) => request<T.MailList>('GET', '/me/mail/sent', undefined, q),
   mail: (id: string) => request<T.Mail>('GET', `/me/mail/${enc(id)}`),
@@ -138,6 +138,11 @@ export const api = {
     request<{ marked: number }>('POST', '/me/mail/read', { mail_ids: ids, unread } satisfies T.MarkReadRequest),
   tree: (id: string, q?: { before?: number; after?: number; cursor?: string }) =>
     request<T.Tree>('GET', `/me/mail/${enc(id)}/tree`, undefined, q),
+  ack: (id: string) => request<T.AckResponse>('POST', `/me/mail/${enc(id)}/ack`),
+  unacknowledged: (q?: { role?: 'sender' | 'recipient'; overdue?: boolean; limit?: number }) =>
+    request<T.AckWaitingList>('GET', '/me/mail/unacknowledged', undefined, q),
+  reservations: (workspace?: string) => request<T.ReservationList>('GET', '/me/reservations', undefined, { workspace }),
+  releaseReservation: (id: string) => request<void>('DELETE', `/me/reservations/${enc(id)}`),
 
   permissions: (status: 'pending' | 'decided' | 'all' = 'pending') =>
     request<T.PermissionList>('GET', '/me/permissions', undefined, { status }),

@@ -75,6 +75,15 @@ export type Counts = Schemas['Counts']
 export type Run = Schemas['Run']
 export type RunList = Schemas['RunList']
 
+export type Importance = Schemas['Mail']['importance']
+export type MailAck = Schemas['MailAck']
+export type AckResponse = Schemas['AckResponse']
+export type AckWaiting = Schemas['AckWaiting']
+export type AckWaitingList = Schemas['AckWaitingList']
+export type Reservation = Schemas['Reservation']
+export type ReservationList = Schemas['ReservationList']
+export type ReservationEvent = Schemas['ReservationEvent']
+
 export type NewMailEvent = Schemas['NewMailEvent']
 export type PermissionDecisionEvent = Schemas['PermissionDecisionEvent']
 
@@ -89,6 +98,7 @@ export const EVENT_SCHEMAS = {
   permission_decision: 'PermissionDecisionEvent',
   session_updated: 'Session',
   run_updated: 'Run',
+  reservation_changed: 'ReservationEvent', // agents' streams only
 } as const satisfies Record<string, keyof Schemas>
 
 /** EventName is the name of one SSE event. */

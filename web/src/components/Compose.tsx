@@ -1,6 +1,6 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react'
 import { api } from '../api/client'
-import type { Attachment, Mail } from '../api/types'
+import type { Attachment, Importance, Mail } from '../api/types'
 import { useI18n } from '../i18n'
 import { isParsed, parseAddress, splitAddressList } from '../lib/address'
 import { parseBudgetInput } from '../lib/budget'
@@ -10,6 +10,7 @@ import { loadJSON, remove, saveJSON } from '../lib/storage'
 import { navigate } from '../router'
 import { errorText, useApp, type ComposeInit } from '../state'
 import { AddressInput, AddressPreviewLine, useAddressPreview } from './Address'
+import { MailOptions } from './Coordination'
 import { Markdown } from './Markdown'
 import { Button, ConfirmDialog, Field, Icon, Modal, inputClass } from './ui'
 
@@ -73,6 +74,8 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
   const [subject, setSubject] = useState(saved?.subject ?? first.subject)
   const [body, setBody] = useState(saved?.body ?? '')
   const [budget, setBudget] = useState(saved?.budget ?? '')
+  const [importance, setImportance] = useState<Importance>('normal') // Coordination.tsx
+  const [ack, setAck] = useState(false)
   const [tab, setTab] = useState<'write' | 'preview'>('write')
   const uploadSeq = useRef(0)
   const [uploads, setUploads] = useState<Upload[]>(() =>
@@ -169,6 +172,8 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
             reply_to: isReply ? init.mail.mail_id : undefined,
             attachment_ids: draft.attachments.map((a) => a.attachment_id),
             round_budget: budgetShown && budgetParsed.ok ? budgetParsed.value : undefined,
+            importance: importance === 'normal' ? undefined : importance,
+            ack_required: ack || undefined,
           })
       remove(key)
       notify(t('compose.sent', { address: to.trim() }))
@@ -267,6 +272,7 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
             </div>
           )}
         </div>
+        {!isForward && <MailOptions importance={importance} setImportance={setImportance} ack={ack} setAck={setAck} />}
         {!isForward && (
           <div className="flex flex-col gap-2">
             <div>

@@ -48,6 +48,9 @@ function useNavItems(): NavItem[] {
     { to: '/sent', icon: 'sent', label: t('nav.sent'), match: (p) => p.startsWith('/sent') },
     { to: '/agents', icon: 'agents', label: t('nav.agents'), match: (p) => p.startsWith('/agents') },
     { to: '/account', icon: 'account', label: t('nav.account'), match: (p) => p.startsWith('/account') },
+    // Below the bottom bar's four (items 0-1 and 3-4): in the drawer only on narrow screens.
+    { to: '/acks', icon: 'acks', label: t('nav.acks'), match: (p) => p.startsWith('/acks') },
+    { to: '/reservations', icon: 'reservations', label: t('nav.reservations'), match: (p) => p.startsWith('/reservations') },
   ]
   if (me.role === 'admin') items.push({ to: '/admin/users', icon: 'admin', label: t('nav.admin'), match: (p) => p.startsWith('/admin') })
   return items

@@ -65,6 +65,8 @@ const mail: Mail = {
   attachments: [],
   created_at: '2026-01-01T00:00:00Z',
   read: false,
+  importance: 'normal',
+  ack_required: false,
 }
 
 describe('initialFields', () => {

@@ -192,6 +192,7 @@ describe('ComposeDialog keeps drafts', () => {
     const mail = {
       mail_id: 'm1', session_id: 's1', session_alias: 'a', from_name: 'pi', from_kind: 'agent' as const, from_address: 'pi@/w.a',
       recipients: [], subject: 'Leak', body: '', mail_type: 'normal' as const, attachments: [], created_at: '2026-01-01T00:00:00Z', read: true,
+      importance: 'normal' as const, ack_required: false,
     }
     let x = open({ mode: 'reply', mail })
     typeInto(x.q('compose-body'), 'reply text')

@@ -66,7 +66,7 @@ describe('a permission request mail in the conversation', () => {
     const mail: Mail = {
       mail_id: 'p1', session_id: 's1', session_alias: 'a', from_name: 'claude', from_kind: 'agent', from_address: 'claude@/w.a',
       recipients: [{ name: 'alice', kind: 'person', role: 'to', address: 'alice' }], subject: 'Permission', body: 'May I run `make`?',
-      mail_type: 'permission_request', relay: 'permission', attachments: [], created_at: base.created_at, read: true,
+      mail_type: 'permission_request', relay: 'permission', attachments: [], created_at: base.created_at, read: true, importance: 'normal', ack_required: false,
       permission: { ...base, status: 'pending', decision: undefined, approved: false, decided_by: undefined, decided_at: undefined },
     }
     vi.mocked(api.session).mockResolvedValue(session)

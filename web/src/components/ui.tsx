@@ -273,6 +273,8 @@ const PATHS: Record<string, string> = {
   unread: 'M4 6h16v12H4zM4 6l8 7 8-7',
   logout: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
   folder: 'M3 6h6l2 2h10v11H3z',
+  acks: 'M4 12l5 5L20 6',
+  reservations: 'M7 11V8a5 5 0 0 1 10 0v3M5 11h14v10H5z',
   people: 'M9 11a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM3 19c0-3 3-5 6-5s6 2 6 5M16 5a3 3 0 0 1 0 6M18 14c2 .5 3 2 3 5',
 }
 

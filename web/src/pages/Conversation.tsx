@@ -4,6 +4,7 @@ import type { Mail, Run, Session } from '../api/types'
 import { BudgetBadge, BudgetEditor } from '../components/Budget'
 import { Markdown } from '../components/Markdown'
 import { PermissionCard, type Decision } from '../components/Permission'
+import { AckBox, ImportanceBadge, mailFrame } from '../components/Coordination'
 import { Button, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
 import { useI18n, type Translate } from '../i18n'
 import { formatBytes, formatDuration, formatFull } from '../lib/format'
@@ -317,12 +318,14 @@ function MailItem({
   const failure = m.mail_type === 'failure_report'
   return (
     <div
-      className={`rounded-lg border bg-white p-3 shadow-sm ${focused ? 'ring-2 ring-blue-400' : ''} ${failure ? 'border-red-300' : 'border-slate-200'}`}
+      className={`rounded-lg border bg-white p-3 shadow-sm ${focused ? 'ring-2 ring-blue-400' : ''} ${failure ? 'border-red-300' : mailFrame(m) || 'border-slate-200'}`}
       data-testid="mail"
       data-mail-id={m.mail_id}
       data-mail-type={m.mail_type}
+      data-importance={m.importance}
     >
       <header className="mb-2 flex flex-wrap items-baseline gap-x-2 gap-y-0.5 text-sm">
+        <ImportanceBadge importance={m.importance} />
         <span className="font-semibold text-slate-900">{m.from_name}</span>
         <span className="font-mono text-xs text-slate-500">{m.from_address}</span>
         {label && <span className={`rounded px-1.5 text-[11px] font-medium ${failure ? 'bg-red-100 text-red-800' : 'bg-slate-100 text-slate-700'}`}>{label}</span>}
@@ -347,6 +350,7 @@ function MailItem({
       ) : (
         <Markdown source={m.body} className="text-sm text-slate-800" />
       )}
+      <AckBox m={m} />
       {list(m.attachments).length > 0 && (
         <div className="mt-3 border-t border-slate-100 pt-2">
           <h3 className="mb-1 text-xs font-medium text-slate-500">{t('conv.attachments')}</h3>

@@ -10,6 +10,7 @@ import { load, save } from '../lib/storage'
 import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
 import { Conversation, type ConversationActions } from './Conversation'
+import { ImportanceBadge, ImportanceFilter, ImportantRow, importantBySession, type ShowFilter } from '../components/Coordination'
 
 /** ListView is the middle pane's mode: who am I talking to, or what is it about. */
 export type ListView = 'list' | 'cards'
@@ -23,6 +24,7 @@ interface Item {
   session?: Session
   mail?: Mail
   text: string // for the filter
+  importance?: Mail['importance'] // of the most important unread mail of the session (Coordination.tsx)
 }
 
 function counterpart(s: Session, me: string): string {
@@ -47,6 +49,7 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
   const narrow = useIsNarrow()
   const [view, setView] = useState<ListView>(() => load('listView', VIEWS, 'list'))
   const [filter, setFilter] = useState('')
+  const [show, setShow] = useState<ShowFilter>('all')
   const [selected, setSelected] = useState<string | undefined>(openId)
   const filterRef = useRef<HTMLInputElement>(null)
   const listRef = useRef<HTMLUListElement>(null)
@@ -61,12 +64,23 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
   }, [openId])
 
   const data = useAsync<Item[]>(async () => {
+    if (folder === 'inbox' && show !== 'all') {
+      const r = await api.inbox({ status: 'all', importance: show === 'urgent' ? 'urgent' : 'high,urgent', sort: 'importance', limit: 100 })
+      return list(r.mails).map((m) => ({
+        key: m.mail_id,
+        sessionId: m.session_id,
+        mailId: m.mail_id,
+        mail: m,
+        text: [m.subject, m.from_name, m.session_alias, m.body.slice(0, 200)].join(' ').toLowerCase(),
+      }))
+    }
     if (folder === 'inbox') {
-      const r = await api.sessions({ limit: 200 })
+      const [r, important] = await Promise.all([api.sessions({ limit: 200 }), importantBySession()])
       return list(r.sessions).map((s) => ({
         key: s.session_id,
         sessionId: s.session_id,
         session: s,
+        importance: important.get(s.session_id),
         text: [s.subject, s.alias, s.agent_name, s.workspace, s.last_from, s.last_snippet, ...list(s.participants)].join(' ').toLowerCase(),
       }))
     }
@@ -78,7 +92,7 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
       mail: m,
       text: [m.subject, m.session_alias, m.body.slice(0, 200), ...list(m.recipients).map((x) => x.address)].join(' ').toLowerCase(),
     }))
-  }, [folder])
+  }, [folder, show])
   const reload = data.reload
   useLive(() => reload())
 
@@ -201,6 +215,7 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
           }}
           data-testid="list-filter"
         />
+        {folder === 'inbox' && <ImportanceFilter show={show} setShow={setShow} />}
       </div>
       <div className="min-h-0 flex-1 overflow-y-auto" data-testid="list-scroll">
         {data.error && !data.data ? (
@@ -208,17 +223,19 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
         ) : !data.data ? (
           <Spinner />
         ) : items.length === 0 ? (
-          <p className="p-6 text-center text-sm text-slate-500">{filter ? t('list.emptyFilter') : folder === 'sent' ? t('list.emptySent') : t('list.empty')}</p>
+          <p className="p-6 text-center text-sm text-slate-500">{filter ? t('list.emptyFilter') : folder === 'sent' ? t('list.emptySent') : show !== 'all' ? t('list.importantEmpty') : t('list.empty')}</p>
         ) : (
           <ul ref={listRef} className={view === 'cards' ? 'flex flex-col gap-2 p-2' : 'divide-y divide-slate-100'} data-testid="mail-list" data-view={view}>
             {items.map((it) => (
               <li key={it.key} data-key={it.key}>
                 {it.session ? (
                   view === 'cards' ? (
-                    <SessionCard s={it.session} me={me.username} selected={it.key === selected} current={it.sessionId === openId} onOpen={() => open(it)} locale={locale} />
+                    <SessionCard s={it.session} me={me.username} selected={it.key === selected} current={it.sessionId === openId} onOpen={() => open(it)} locale={locale} importance={it.importance} />
                   ) : (
-                    <SessionRow s={it.session} me={me.username} selected={it.key === selected} current={it.sessionId === openId} onOpen={() => open(it)} locale={locale} />
+                    <SessionRow s={it.session} me={me.username} selected={it.key === selected} current={it.sessionId === openId} onOpen={() => open(it)} locale={locale} importance={it.importance} />
                   )
+                ) : it.mail && folder === 'inbox' ? (
+                  <ImportantRow m={it.mail} className={rowClass(it.key === selected, it.sessionId === openId)} onOpen={() => open(it)} locale={locale} />
                 ) : it.mail ? (
                   <SentRow m={it.mail} cards={view === 'cards'} selected={it.key === selected} onOpen={() => open(it)} locale={locale} />
                 ) : null}
@@ -297,7 +314,7 @@ function RunDot({ state }: { state?: string }) {
  * address after it), then the subject and the start of the last mail, as a
  * mail client's list shows sender, subject and snippet.
  */
-export function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string }) {
+export function SessionRow({ s, me, selected, current, onOpen, locale, importance }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string; importance?: Mail['importance'] }) {
   const { t } = useI18n()
   const unread = s.unread > 0
   const who = counterpart(s, me)
@@ -315,6 +332,7 @@ export function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Se
             {sessionAddress(s)}
           </span>
           <RunDot state={s.run_state} />
+          <ImportanceBadge importance={importance} />
           <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
         </span>
         <span className="flex items-center gap-2">
@@ -331,12 +349,13 @@ export function SessionRow({ s, me, selected, current, onOpen, locale }: { s: Se
 }
 
 /** SessionCard: card view — what is it about and how far along. */
-export function SessionCard({ s, me, selected, current, onOpen, locale }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string }) {
+export function SessionCard({ s, me, selected, current, onOpen, locale, importance }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string; importance?: Mail['importance'] }) {
   const { t } = useI18n()
   const unread = s.unread > 0
   return (
     <button type="button" className={`${rowClass(selected, current)} flex flex-col gap-1 rounded-md border border-slate-200 p-3 shadow-sm`} onClick={onOpen} data-testid="session-card" data-session-id={s.session_id} data-unread={unread} aria-current={current ? 'true' : undefined}>
       <span className="flex items-center gap-2">
+        <ImportanceBadge importance={importance} />
         <span className={`truncate text-sm ${unread ? 'font-bold text-slate-900' : 'font-medium text-slate-800'}`}>{s.subject || t('list.noSubject')}</span>
         <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
       </span>

@@ -21,7 +21,7 @@ function mail(id: string): Mail {
   return {
     mail_id: id, session_id: 's1', session_alias: 'a', from_name: 'claude', from_kind: 'agent', from_address: 'claude@/w.a',
     recipients: [{ name: 'alice', kind: 'person', role: 'to', address: 'alice' }], subject: 'Build', body: `mail ${id}`,
-    mail_type: 'normal', attachments: [], created_at: at, read: true,
+    mail_type: 'normal', attachments: [], created_at: at, read: true, importance: 'normal', ack_required: false,
   }
 }
 

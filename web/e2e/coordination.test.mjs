@@ -1,0 +1,137 @@
+// Browser tests of importance, acknowledgements and file reservations
+// (issue 21) against a really started `agentmail serve` with its own data
+// directory. Run with `npm --prefix web run test:e2e`.
+//
+// The agent pi writes an urgent mail that asks for an acknowledgement; the
+// person sees it stand out, finds it under "Urgent only", acknowledges it
+// with the button, writes back asking for one, sees it waiting, and
+// releases pi's file reservation from the reservations page.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, tempDir, waitFor } from './harness.mjs'
+
+const ADMIN = 'admin'
+const PASSWORD = 'e2e-password-coord'
+
+let work, ws, gw, browser, page, admin, pi, shots
+let urgentId, sessionId
+
+before(async () => {
+  work = tempDir('agentmail-e2e-coord-')
+  ws = tempDir('agentmail-ws-coord-')
+  const bin = buildBinary(work)
+  gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser: ADMIN, adminPassword: PASSWORD })
+  await gw.start()
+  shots = screenshotDir()
+  admin = new Api(gw.url)
+  await admin.login(ADMIN, PASSWORD)
+  const key = await admin.post('/admin/agent-keys', { agent_name: 'pi', lifecycle: 'permanent', label: 'e2e' })
+  pi = new Api(gw.url, { bearer: key.key_token })
+  await pi.post('/agent/register', { name: 'pi', platform: 'pi', workspaces: [{ name: 'work', path: ws }] })
+
+  // The person opens a conversation with pi in the workspace; pi answers
+  // urgently, asking for an acknowledgement, and reserves src/**.
+  const opened = await admin.post('/me/mail/send', { to: `pi@${ws}.new`, subject: 'Release plan', body: 'What is left?' })
+  sessionId = opened.session_id
+  const sent = await pi.post('/mail/send', {
+    to: ADMIN, reply_to: opened.mail_id, body: 'The build server is down: **stop merging**.', importance: 'urgent', ack_required: true,
+  })
+  urgentId = sent.mail_id
+  await pi.post('/mail/send', { to: ADMIN, reply_to: opened.mail_id, body: 'A small note.', importance: 'low' })
+  const res = await pi.post('/reservations', { workspace: ws, paths: ['src/**'], reason: 'rewriting the build' })
+  assert.equal(res.granted.length, 1)
+
+  browser = await launchBrowser()
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
+  page = await ctx.newPage()
+  page.setDefaultTimeout(20000)
+  page.on('pageerror', (e) => console.error('page error:', e.message))
+  await page.goto(gw.url + '/')
+  await page.getByLabel('Username').fill(ADMIN)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByTestId('nav-inbox').waitFor()
+})
+
+after(async () => {
+  await browser?.close()
+  await gw?.stop()
+  if (work && !process.env.KEEP_E2E) rmSync(work, { recursive: true, force: true })
+  if (ws) rmSync(ws, { recursive: true, force: true })
+})
+
+describe('importance, acknowledgements and reservations in the page', () => {
+  test('an urgent mail stands out in the list and under "Urgent only"', async () => {
+    const row = page.locator(`[data-testid="session-row"][data-session-id="${sessionId}"]`)
+    await row.getByTestId('importance-badge').filter({ hasText: 'Urgent' }).waitFor()
+    await page.getByTestId('show-urgent').click()
+    const rows = page.getByTestId('important-row')
+    await rows.first().waitFor()
+    assert.equal(await rows.count(), 1)
+    assert.equal(await rows.first().getAttribute('data-importance'), 'urgent')
+    await page.getByTestId('show-important').click()
+    await waitFor(async () => (await rows.count()) === 1, { what: 'high and urgent mails' })
+    await page.getByTestId('show-all').click()
+    await row.waitFor()
+  })
+
+  test('the recipient acknowledges with the button; reading alone did not', async () => {
+    await page.locator(`[data-testid="session-row"][data-session-id="${sessionId}"]`).click()
+    const mail = page.locator(`[data-testid="mail"][data-mail-id="${urgentId}"]`)
+    await mail.waitFor()
+    assert.equal(await mail.getAttribute('data-importance'), 'urgent')
+    await mail.getByTestId('importance-badge').waitFor()
+    const before = await pi.get(`/mail/${urgentId}`)
+    assert.equal(before.acks[0].acked_at, undefined, 'opening the mail acknowledged it')
+    await mail.getByTestId('ack-button').click()
+    await mail.getByTestId('ack-done').waitFor()
+    const after = await pi.get(`/mail/${urgentId}`)
+    assert.equal(after.acks[0].name, ADMIN)
+    assert.ok(after.acks[0].acked_at, 'pi sees the acknowledgement')
+    await page.screenshot({ path: join(shots, 'coordination-ack.png') })
+  })
+
+  test('compose sends importance and an acknowledgement request; the waiting view lists it', async () => {
+    await page.getByTestId('compose-open').click()
+    await page.getByTestId('compose-to').fill(`pi@${ws}`)
+    await page.getByTestId('compose-subject').fill('Confirm the freeze')
+    await page.getByTestId('compose-body').fill('Please confirm.')
+    await page.getByTestId('compose-importance').selectOption('high')
+    await page.getByTestId('compose-ack').check()
+    await page.getByTestId('compose-send').click()
+    await page.getByTestId('compose').waitFor({ state: 'detached' })
+    const inbox = await waitFor(async () => {
+      const l = await pi.get('/mail/inbox?status=all&mark_read=false&limit=50')
+      return l.mails.find((m) => m.subject === 'Confirm the freeze')
+    }, { what: 'the mail at pi' })
+    assert.equal(inbox.importance, 'high')
+    assert.equal(inbox.ack_required, true)
+
+    await page.getByTestId('nav-acks').click()
+    const item = page.locator(`[data-testid="ack-item"][data-mail-id="${inbox.mail_id}"]`)
+    await item.waitFor()
+    assert.equal(await item.getAttribute('data-role'), 'sender')
+    assert.match(await item.innerText(), /waiting for pi/)
+    await pi.post(`/mail/${inbox.mail_id}/ack`)
+    await page.reload()
+    await page.getByTestId('acks-empty').waitFor()
+  })
+
+  test('the reservations page shows the workspace and releases a reservation', async () => {
+    await page.getByTestId('nav-reservations').click()
+    const row = page.locator('[data-testid="res-row"][data-path="src/**"][data-holder="pi"]')
+    await row.waitFor()
+    assert.match(await row.innerText(), /rewriting the build/)
+    assert.match(await row.innerText(), /Exclusive/)
+    await page.screenshot({ path: join(shots, 'coordination-reservations.png') })
+    await row.getByTestId('res-release').click()
+    await page.getByTestId('res-empty').waitFor()
+    const left = await pi.get('/reservations')
+    assert.equal(left.reservations.length, 0)
+    await page.getByTestId('lang-zh').click()
+    await page.getByRole('heading', { name: '文件预留' }).waitFor()
+    await page.getByTestId('lang-en').click()
+  })
+})
