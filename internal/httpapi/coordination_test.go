@@ -331,3 +331,46 @@ func TestAcknowledgementsAndImportance(t *testing.T) {
 	_, err = bob.MeInbox(e.ctx(), client.InboxQuery{Sort: "importance", Cursor: "x:y"})
 	wantStatus(t, err, 400, "")
 }
+
+// A run reported finished with stop_reason "stopped" ends the reservations
+// its agent took in that run's session, and only those.
+func TestReservationsEndWithTheStoppedRun(t *testing.T) {
+	e := newEnv(t)
+	alpha := coAgent(e, "alpha")
+	carol := e.person("carol")
+	sent, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo + ".new", Subject: "work", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alpha.Reserve(e.ctx(), client.ReserveRequest{Workspace: coRepo, Paths: []string{"in-session.go"}, SessionID: sent.SessionID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alpha.Reserve(e.ctx(), client.ReserveRequest{Workspace: coRepo, Paths: []string{"elsewhere.go"}}); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := alpha.Stream(e.ctx(), client.StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	if _, err := alpha.PutRun(e.ctx(), client.Run{RunID: "run-1", SessionID: sent.SessionID, MailID: sent.MailID, State: client.RunFinished, StopReason: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev := nextEvent(t, stream)
+		var re client.ReservationEvent
+		if ev.Type == client.EventReservationChanged && json.Unmarshal(ev.Data, &re) == nil && re.Change == client.ReservationRunStopped {
+			if len(re.Reservations) != 1 || re.Reservations[0].Path != "in-session.go" {
+				t.Fatalf("run_stopped event = %+v", re)
+			}
+			break
+		}
+	}
+	own, err := alpha.Reservations(e.ctx(), "")
+	if err != nil || len(own.Reservations) != 1 || own.Reservations[0].Path != "elsewhere.go" {
+		t.Fatalf("after the stop alpha holds %+v, %v", own, err)
+	}
+	if n, err := e.svc.ReleaseReservationsOfRun(e.ctx(), "no-such-run"); err != nil || n != 0 {
+		t.Fatalf("an unknown run ended %d: %v", n, err)
+	}
+}

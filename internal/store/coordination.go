@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Importance ranks of a mail (migration 0035). Normal is 0 so that a mail
@@ -229,10 +230,12 @@ func (q *Q) ReservationsNear(ctx context.Context, ws string) ([]ReservationRow, 
 	for _, a := range anc {
 		args = append(args, a)
 	}
-	base := strings.TrimSuffix(ws, "/")
-	// Under ws: between "ws/" and "ws0" ('0' follows '/'), an index range.
-	args = append(args, base+"/", base+"0")
-	return q.reservationRows(ctx, `r.workspace IN (`+InPlaceholders(len(anc))+`) OR (r.workspace > ? AND r.workspace < ?)
+	// Under ws: starting with "ws/". SUBSTR rather than a range or LIKE:
+	// PostgreSQL's collation may not order '/' bytewise, and a path may
+	// hold LIKE's wildcards.
+	prefix := strings.TrimSuffix(ws, "/") + "/"
+	args = append(args, utf8.RuneCountInString(prefix), prefix)
+	return q.reservationRows(ctx, `r.workspace IN (`+InPlaceholders(len(anc))+`) OR SUBSTR(r.workspace, 1, ?) = ?
 		ORDER BY r.workspace, r.pattern, r.agent_name`, args...)
 }
 
@@ -273,11 +276,11 @@ func (q *Q) GetReservation(ctx context.Context, id string) (ReservationRow, erro
 }
 
 // StaleReservations answers at most limit reservations that have ended
-// without being removed: expired at or before now, or whose holder was
-// last seen before seenBefore (its renewal time when never seen).
+// without being removed: expired at or before now, or renewed before
+// seenBefore by a holder not seen since seenBefore either.
 func (q *Q) StaleReservations(ctx context.Context, now, seenBefore time.Time, limit int) ([]ReservationRow, error) {
-	return q.reservationRows(ctx, `r.expires_at <= ? OR COALESCE(a.last_seen, r.renewed_at) < ?
-		ORDER BY r.expires_at LIMIT ?`, Millis(now), Millis(seenBefore), limit)
+	return q.reservationRows(ctx, `r.expires_at <= ? OR (r.renewed_at < ? AND COALESCE(a.last_seen, r.renewed_at) < ?)
+		ORDER BY r.expires_at LIMIT ?`, Millis(now), Millis(seenBefore), Millis(seenBefore), limit)
 }
 
 // PutReservation stores r, or, when its agent already holds its pattern in
