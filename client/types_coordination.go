@@ -128,11 +128,11 @@ type ReservationConflict struct {
 // the session the reservation belongs to (a turn token's own session when
 // empty).
 type ReserveRequest struct {
-	Workspace  string   `json:"workspace"`
-	Paths      []string `json:"paths"`
+	Workspace  string   `json:"workspace" bounds:"maxLength=4096"`
+	Paths      []string `json:"paths" bounds:"minItems=1,maxItems=100,maxLength=1024"`
 	Exclusive  *bool    `json:"exclusive,omitempty"`
-	TTLMinutes int      `json:"ttl_minutes,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
+	TTLMinutes int      `json:"ttl_minutes,omitempty" bounds:"minimum=0,maximum=1440"`
+	Reason     string   `json:"reason,omitempty" bounds:"maxLength=500"`
 	SessionID  string   `json:"session_id,omitempty"`
 }
 
@@ -151,10 +151,10 @@ type ReserveResponse struct {
 // when Workspace is empty too). TTLMinutes (renew only) is the new life
 // from now, 1 to 1440; 0 keeps each one's own.
 type ReservationSelect struct {
-	Workspace      string   `json:"workspace,omitempty"`
-	Paths          []string `json:"paths,omitempty"`
-	ReservationIDs []string `json:"reservation_ids,omitempty"`
-	TTLMinutes     int      `json:"ttl_minutes,omitempty"`
+	Workspace      string   `json:"workspace,omitempty" bounds:"maxLength=4096"`
+	Paths          []string `json:"paths,omitempty" bounds:"maxItems=100,maxLength=1024"`
+	ReservationIDs []string `json:"reservation_ids,omitempty" bounds:"maxItems=500"`
+	TTLMinutes     int      `json:"ttl_minutes,omitempty" bounds:"minimum=0,maximum=1440"`
 }
 
 // ReservationList answers GET /api/v1/reservations and
@@ -169,8 +169,8 @@ type ReservationList struct {
 // (relative to Workspace, at most 10000 of at most 1024 bytes) about to be
 // committed.
 type ReservationCheckRequest struct {
-	Workspace string   `json:"workspace"`
-	Paths     []string `json:"paths"`
+	Workspace string   `json:"workspace" bounds:"maxLength=4096"`
+	Paths     []string `json:"paths" bounds:"maxItems=10000,maxLength=1024"`
 }
 
 // MaxCheckPaths bounds the paths of one ReservationCheckRequest.

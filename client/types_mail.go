@@ -46,7 +46,7 @@ type SendMailRequest struct {
 	// AckWithinMinutes (1 to 43200; 0 is 1440, 24 hours); it never widens
 	// who may be written to.
 	AckRequired      bool `json:"ack_required,omitempty"`
-	AckWithinMinutes int  `json:"ack_within_minutes,omitempty"`
+	AckWithinMinutes int  `json:"ack_within_minutes,omitempty" bounds:"minimum=0,maximum=43200"`
 }
 
 // SendMailResponse answers a send or forward (W-5). Status is "sent", or

@@ -76,7 +76,8 @@ type openAPIDoc = map[string]any
 // components/schemas entries named after the type; every error status and
 // "default" answer client.ErrorBody (errorBody is its zero value); events
 // become "x-agentmail-events". A string field tagged `enum:"a,b"` may take
-// only those values (a JSON Schema enum). The
+// only those values (a JSON Schema enum); a field tagged
+// `bounds:"minimum=1,maximum=60"` carries those bounds (oaBounds). The
 // output is deterministic: the same routes give the same bytes. Errors: a
 // route with an empty method or a path not starting with "/", or the same
 // method and path twice.
@@ -447,6 +448,43 @@ func oaEnum(s map[string]any, values []string) map[string]any {
 	return c
 }
 
+// oaBounds adds the JSON Schema bounds of a `bounds:"key=n,..."` tag to
+// s: minimum, maximum (numbers), maxLength (strings), minItems, maxItems
+// (arrays); on an array, maxLength applies to its items. A value that is
+// not a whole number, or another key, is a programming error and panics
+// when the document is generated (TestOpenAPIDocumentIsCurrent).
+func oaBounds(s map[string]any, tag string) map[string]any {
+	c := make(map[string]any, len(s)+2)
+	for k, v := range s {
+		c[k] = v
+	}
+	for _, kv := range strings.Split(tag, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			panic(fmt.Sprintf("openapi: bounds tag %q: %q is not a whole number", tag, v))
+		}
+		switch k {
+		case "minimum", "maximum", "minItems", "maxItems":
+			c[k] = n
+		case "maxLength":
+			if items, ok := c["items"].(map[string]any); ok && c["type"] == "array" {
+				it := make(map[string]any, len(items)+1)
+				for ik, iv := range items {
+					it[ik] = iv
+				}
+				it["maxLength"] = n
+				c["items"] = it
+			} else {
+				c[k] = n
+			}
+		default:
+			panic(fmt.Sprintf("openapi: bounds tag %q: unknown key %q", tag, k))
+		}
+	}
+	return c
+}
+
 // oaJSONField is one field as encoding/json sees it.
 type oaJSONField struct {
 	name      string
@@ -454,6 +492,7 @@ type oaJSONField struct {
 	omitempty bool
 	asString  bool
 	enum      []string // from the `enum:"a,b"` tag
+	bounds    string   // from the `bounds:"minimum=1,maximum=60"` tag (oaBounds)
 	depth     int
 	tagged    bool
 	order     int
@@ -476,6 +515,9 @@ func (g *oaSchemaGen) structSchema(t reflect.Type) map[string]any {
 		}
 		if len(f.enum) > 0 {
 			s = oaEnum(s, f.enum)
+		}
+		if f.bounds != "" {
+			s = oaBounds(s, f.bounds)
 		}
 		props[f.name] = s
 		if !f.omitempty {
@@ -527,6 +569,7 @@ func oaJSONFields(t reflect.Type) []oaJSONField {
 			if e := sf.Tag.Get("enum"); e != "" {
 				f.enum = strings.Split(e, ",")
 			}
+			f.bounds = sf.Tag.Get("bounds")
 			order++
 			if f.name == "" {
 				f.name = sf.Name
