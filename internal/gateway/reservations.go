@@ -503,7 +503,8 @@ func (s *Service) ReleaseReservations(ctx context.Context, p *Principal, sel cli
 
 // ListReservations answers the active reservations p may see (GET
 // /reservations, /me/reservations): for an agent, those that can touch ws
-// (a workspace it may use, else 404 workspace_not_found), or its own when
+// (taken in ws or below it, or above it with a pattern reaching into ws;
+// a workspace it may use, else 404 workspace_not_found), or its own when
 // ws is "" (a turn token: those of its session); for a person, those of
 // ws, or of every workspace of the sessions the person takes part in when
 // ws is "", each only when the person takes part in a session in its
@@ -539,7 +540,15 @@ func (s *Service) ListReservations(ctx context.Context, p *Principal, ws string)
 		if err != nil {
 			return nil, err
 		}
-		rows = near
+		// One taken in a directory above ws is listed only when it can
+		// touch a path of ws.
+		all := absPattern(ws, "**")
+		for _, r := range near {
+			if r.Workspace == ws || strings.HasPrefix(r.Workspace, strings.TrimSuffix(ws, "/")+"/") ||
+				patternsOverlap(absPattern(r.Workspace, r.Pattern), all) {
+				rows = append(rows, r)
+			}
+		}
 	default:
 		var spaces []string
 		if ws != "" {

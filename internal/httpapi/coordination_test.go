@@ -374,3 +374,28 @@ func TestReservationsEndWithTheStoppedRun(t *testing.T) {
 		t.Fatalf("an unknown run ended %d: %v", n, err)
 	}
 }
+
+// An agent listing its workspace sees a reservation taken in a directory
+// above it only when its pattern reaches into the workspace.
+func TestReservationsListedFromAboveOnlyWhenTheyReachIn(t *testing.T) {
+	e := newEnv(t)
+	top := e.agent("top")
+	if _, err := top.Register(e.ctx(), client.RegisterRequest{Name: "top", Platform: "test", Workspaces: []client.Workspace{{Name: "w", Path: "/w"}}}); err != nil {
+		t.Fatal(err)
+	}
+	alpha := coAgent(e, "alpha")
+	if _, err := top.Reserve(e.ctx(), client.ReserveRequest{Workspace: "/w", Paths: []string{"repo/src/**", "other/**"}, Reason: "big move"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := alpha.Reservations(e.ctx(), coRepo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Reservations) != 1 || l.Reservations[0].Path != "repo/src/**" || l.Reservations[0].Workspace != "/w" {
+		t.Fatalf("alpha sees %+v", l.Reservations)
+	}
+	// And a path of the repository under it is refused by it.
+	if r := reserve(t, e, alpha, true, "", "src/a.go"); len(r.Refused) != 1 || r.Conflicts[0].Held.Holder != "top" {
+		t.Fatalf("reserve under a parent's reservation: %+v", r)
+	}
+}
