@@ -169,16 +169,33 @@ func (s *Service) endReservations(ctx context.Context, tx *Tx, rows []store.Rese
 }
 
 // emitReservations writes one reservation_changed event to every agent
-// holding a reservation near ws after the change, and to the holders of
-// the changed rows.
+// holding a reservation in ws or a directory above it after the change, to
+// those holding one below ws that the changed reservations reach, and to
+// the holders of the changed rows.
 func (s *Service) emitReservations(ctx context.Context, tx *Tx, ws, change, by string, changed []store.ReservationRow) error {
 	near, err := tx.ReservationsNear(ctx, ws)
 	if err != nil {
 		return err
 	}
+	// Holders in ws or above it; below it only those whose workspace the
+	// changed reservations reach (what the holder could list itself).
 	to := map[string]bool{}
 	for _, r := range near {
-		to[r.AgentName] = true
+		if to[r.AgentName] {
+			continue
+		}
+		below := strings.HasPrefix(r.Workspace, strings.TrimSuffix(ws, "/")+"/")
+		if !below {
+			to[r.AgentName] = true
+			continue
+		}
+		mine := absPattern(r.Workspace, "**")
+		for _, c := range changed {
+			if patternsOverlap(absPattern(c.Workspace, c.Pattern), mine) {
+				to[r.AgentName] = true
+				break
+			}
+		}
 	}
 	for _, r := range changed {
 		to[r.AgentName] = true
