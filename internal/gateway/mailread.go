@@ -150,12 +150,7 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 		return nil, err
 	}
 	q := s.Read()
-	var rows []store.ViewedMail
-	if len(filter.Ranks) > 0 || filter.ByImportance {
-		rows, err = q.InboxFiltered(ctx, p.Name, iq.Status, filter, iq.Limit, cursor)
-	} else {
-		rows, err = q.Inbox(ctx, p.Name, iq.Status, iq.Limit, cursor)
-	}
+	rows, err := q.InboxFiltered(ctx, p.Name, iq.Status, filter, iq.Limit, cursor)
 	if err != nil {
 		return nil, err
 	}
