@@ -15,6 +15,8 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store/storetest"
+	"github.com/agentmail/agentmail/internal/testkit"
+	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // Coordination between agents over the started binary (issue 21 items
@@ -33,7 +35,7 @@ type coEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	bin   string
-	g     *xgGateway
+	g     *gatewayproc.Gateway
 	admin *client.Client
 	carol *client.Client
 	repo  string
@@ -48,12 +50,12 @@ func coSetup(t *testing.T) *coEnv {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	bin := xgBinary(t, t.TempDir())
-	g := xgStart(t, bin, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_RESERVATION_OFFLINE_TTL="+coOfflineTTL.String())
+	bin := gatewayproc.Binary(t)
+	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_RESERVATION_OFFLINE_TTL="+coOfflineTTL.String())
 	e := &coEnv{t: t, ctx: ctxT(t), bin: bin, g: g, repo: t.TempDir(), home: t.TempDir()}
-	e.admin = client.New(g.url, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
+	e.admin = client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := e.admin.Login(e.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, g.log)
+		t.Fatalf("admin login: %v\n%s", err, g.Log)
 	}
 	x := &xgEnv{t: t, ctx: e.ctx, g: g, admin: e.admin}
 	e.carol = x.person("carol")
@@ -69,7 +71,7 @@ func (e *coEnv) agent(name string) (*client.Client, string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c := client.New(e.g.url, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithToken(key.KeyToken))
+	c := client.New(e.g.URL, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithToken(key.KeyToken))
 	if _, err := c.Register(e.ctx, client.RegisterRequest{Name: name, Platform: "e2e", Workspaces: []client.Workspace{{Name: "repo", Path: e.repo}}}); err != nil {
 		e.t.Fatal(err)
 	}
@@ -132,9 +134,9 @@ func (e *coEnv) mcp(name, key string) *coMCP {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, "mcp")
 	cmd.Dir = e.repo
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "AGENTMAIL_GATEWAY_URL=" + e.g.url,
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "AGENTMAIL_GATEWAY_URL=" + e.g.URL,
 		"AGENTMAIL_AGENT_KEY=" + key, "AGENTMAIL_AGENT_NAME=" + name, "AGENTMAIL_WORKSPACE=" + e.repo, "AGENTMAIL_SANDBOX=off"}
-	cmd.Stderr = &xgLog{}
+	cmd.Stderr = &testkit.Log{}
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	cs, err := c.Connect(e.ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -223,12 +225,12 @@ func TestCoordinationReservationsMCPAndGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	betaC := client.New(e.g.url, client.WithToken(betaKey))
+	betaC := client.New(e.g.URL, client.WithToken(betaKey))
 	tok, err := betaC.CreateTurnToken(e.ctx, sent.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	turnEnv := []string{"AGENTMAIL_GATEWAY_URL=" + e.g.url, "AGENTMAIL_TURN_TOKEN=" + tok.Token}
+	turnEnv := []string{"AGENTMAIL_GATEWAY_URL=" + e.g.URL, "AGENTMAIL_TURN_TOKEN=" + tok.Token}
 	out, code = e.commit("src/main.go", "package main\n", turnEnv...)
 	if code == 0 {
 		t.Fatalf("the guard let beta commit alpha's reserved file:\n%s", out)
@@ -239,7 +241,7 @@ func TestCoordinationReservationsMCPAndGuard(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(alphaKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, code = e.run(e.repo, []string{"AGENTMAIL_GATEWAY_URL=" + e.g.url, "AGENTMAIL_AGENT_KEY_FILE=" + keyFile}, "git", "commit", "-q", "-m", "alpha's change")
+	out, code = e.run(e.repo, []string{"AGENTMAIL_GATEWAY_URL=" + e.g.URL, "AGENTMAIL_AGENT_KEY_FILE=" + keyFile}, "git", "commit", "-q", "-m", "alpha's change")
 	if code != 0 {
 		t.Fatalf("alpha could not commit its own reserved file:\n%s", out)
 	}
@@ -305,7 +307,7 @@ func TestCoordinationAcknowledgementsAndImportance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cliEnv := []string{"AGENTMAIL_URL=" + e.g.url, "AGENTMAIL_USER_KEY=" + key.KeyToken, "AGENTMAIL_CONFIG=" + filepath.Join(e.home, "cli.json")}
+	cliEnv := []string{"AGENTMAIL_URL=" + e.g.URL, "AGENTMAIL_USER_KEY=" + key.KeyToken, "AGENTMAIL_CONFIG=" + filepath.Join(e.home, "cli.json")}
 	cli := func(args ...string) string {
 		t.Helper()
 		out, code := e.run(e.repo, cliEnv, e.bin, args...)
