@@ -14,20 +14,23 @@ import "time"
 // /me/sessions/{id}, the bridge's sync) and in session_updated events, not
 // in listings; absent when the session was never renamed.
 type Session struct {
-	SessionID         string    `json:"session_id"`
-	Alias             string    `json:"alias"`
-	AliasSource       string    `json:"alias_source" enum:"auto,subject,platform_title,platform_slug,platform,manual"`
-	FormerAliases     []string  `json:"former_aliases,omitempty"`
-	Subject           string    `json:"subject"`
-	AgentName         string    `json:"agent_name,omitempty"`
-	Workspace         string    `json:"workspace"`
-	BudgetMax         int       `json:"budget_max"`
-	UsedRounds        int       `json:"used_rounds"`
-	PlatformSessionID string    `json:"platform_session_id,omitempty"`
-	Participants      []string  `json:"participants"`
-	CreatedBy         string    `json:"created_by"`
-	CreatedAt         time.Time `json:"created_at"`
-	LastActivity      time.Time `json:"last_activity"`
+	SessionID         string   `json:"session_id"`
+	Alias             string   `json:"alias"`
+	AliasSource       string   `json:"alias_source" enum:"auto,subject,platform_title,platform_slug,platform,manual"`
+	FormerAliases     []string `json:"former_aliases,omitempty"`
+	Subject           string   `json:"subject"`
+	AgentName         string   `json:"agent_name,omitempty"`
+	Workspace         string   `json:"workspace"`
+	BudgetMax         int      `json:"budget_max"`
+	UsedRounds        int      `json:"used_rounds"`
+	PlatformSessionID string   `json:"platform_session_id,omitempty"`
+	// OriginSessionID is the session whose turn opened this one by
+	// delegation (issue 15); absent for a session opened outside a turn.
+	OriginSessionID string    `json:"origin_session_id,omitempty"`
+	Participants    []string  `json:"participants"`
+	CreatedBy       string    `json:"created_by"`
+	CreatedAt       time.Time `json:"created_at"`
+	LastActivity    time.Time `json:"last_activity"`
 	// Filled in session listings for the viewer:
 	Unread         int    `json:"unread"`
 	LastMailID     string `json:"last_mail_id,omitempty"`

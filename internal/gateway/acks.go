@@ -261,7 +261,12 @@ func (s *Service) Unacknowledged(ctx context.Context, p *Principal, role string,
 	out := &client.AckWaitingList{Mails: []client.AckWaiting{}}
 	for _, id := range order {
 		m, ok := mails[id]
-		if !ok || !inTurnScope(ctx, p.Name, m.SessionID) {
+		if !ok {
+			continue
+		}
+		if in, err := inTurnScope(ctx, q, p.Name, m.SessionID); err != nil {
+			return nil, err
+		} else if !in {
 			continue
 		}
 		e := entries[id]

@@ -169,7 +169,9 @@ func (s *Service) Suggest(ctx context.Context, p *Principal, query string, limit
 	type pathKey struct{ name, ws string }
 	paths := map[pathKey]time.Time{}
 	for _, m := range members {
-		if !inTurnScope(ctx, p.Name, m.SessionID) { // visibility.go: a turn token sees its session only
+		if in, err := inTurnScope(ctx, rd, p.Name, m.SessionID); err != nil { // visibility.go: a turn token sees its session only
+			return nil, err
+		} else if !in {
 			continue
 		}
 		touch(m.Name, m.LastActivity)

@@ -53,6 +53,11 @@ type sendSpec struct {
 	importance    int           // store rank (acks.go)
 	ackRequired   bool          // acks.go
 	ackWithin     time.Duration // acks.go
+	// Set by the session rule: the sender's path in a session this send
+	// opens by delegation (delegation.go), and whether a relay is a
+	// delegation relay (relayrules.go).
+	fromWorkspace string
+	delegation    bool
 }
 
 // Send stores a mail from the principal (POST /mail/send for agents, W-5;
@@ -307,11 +312,16 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	if err != nil {
 		return nil, err
 	}
-	if turnRestricted(ctx, p.Name) && (newSession || !inTurnScope(ctx, p.Name, sess.SessionID)) {
-		// A turn token writes into its own session only (turntokens.go);
-		// a mail that would open a session, or reach another one by a
-		// default address, is refused and rolled back, so nothing is created.
-		return nil, errTurnTokenNotAllowed
+	if turnRestricted(ctx, p.Name) && !newSession {
+		// A turn token writes into its own session and the sessions
+		// delegated from it only (turntokens.go, delegation.go); a mail that
+		// would reach another one by a default address is refused and
+		// rolled back. A session it opens is delegated from the turn's.
+		if in, err := inTurnScope(ctx, tx.Q, p.Name, sess.SessionID); err != nil {
+			return nil, err
+		} else if !in {
+			return nil, errTurnTokenNotAllowed
+		}
 	}
 	if spec.roundBudget != nil && !newSession {
 		// round_budget sets the budget of the session a mail opens; a mail
@@ -362,7 +372,9 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	}
 
 	// Parties and their paths in the session.
-	from := Party{Name: p.Name, Kind: senderKind} // its path: the one it has in the session
+	// Its path: the one it has in the session; in a session this send
+	// opened by delegation, the origin session's workspace (openSessionTx).
+	from := Party{Name: p.Name, Kind: senderKind, Workspace: spec.fromWorkspace}
 	var recips []Party
 	for _, t := range targets {
 		recips = append(recips, Party{Name: t.addr.Name, Kind: t.kind, Workspace: t.addr.Path, Role: t.role})
@@ -463,7 +475,9 @@ func sendTargets(spec *sendSpec) []target {
 // relaySession answers the session of a relay mail: the replied mail's
 // session, whatever the address's session part says, as long as it names
 // no other session. A relay never opens a session: .new is a 400 (field
-// to), an unknown alias a 404, another session's alias a 400.
+// to), an unknown alias a 404, another session's alias a 400
+// relay_other_session, except for a delegation relay (relayrules.go
+// isDelegationRelay), which lands in the origin session it names.
 func (s *Service) relaySession(ctx context.Context, tx *Tx, p *Principal, spec *sendSpec, parent *store.ViewedMail) (store.SessionRow, error) {
 	if parent == nil {
 		return store.SessionRow{}, Invalid("reply_to", "a relay mail must answer a mail: set reply_to", "")
@@ -490,6 +504,12 @@ func (s *Service) relaySession(ctx context.Context, tx *Tx, p *Principal, spec *
 			return store.SessionRow{}, err
 		}
 		if other.SessionID != parent.SessionID {
+			if ok, err := isDelegationRelay(ctx, tx.Q, p, spec, parent, other); err != nil {
+				return store.SessionRow{}, err
+			} else if ok {
+				spec.delegation = true
+				return other, nil
+			}
 			return store.SessionRow{}, InvalidCode("relay_other_session", "to",
 				fmt.Sprintf("a relay mail stays in the session of the mail it answers; %q is another session", to.Alias),
 				"address the reply without a session part, or send a normal mail (it uses a round)")
@@ -499,12 +519,13 @@ func (s *Service) relaySession(ctx context.Context, tx *Tx, p *Principal, spec *
 }
 
 // checkRelayRecipients enforces that a relay mail reaches only the replied
-// mail's sender and the session's existing participants (to and cc), so
+// mail's sender (when the relay stays in that mail's session) and the
+// session's existing participants (to and cc), so
 // the free channel never adds anyone to a conversation: anyone else is a
 // 400 relay_recipient naming the field (to or cc).
 func checkRelayRecipients(ctx context.Context, tx *Tx, sess store.SessionRow, parent *store.ViewedMail, targets []target) error {
 	for _, t := range targets {
-		if t.addr.Name == parent.FromName {
+		if t.addr.Name == parent.FromName && parent.SessionID == sess.SessionID {
 			continue
 		}
 		_, err := tx.Participant(ctx, sess.SessionID, t.addr.Name)

@@ -191,6 +191,7 @@ type SessionSpec struct {
 	PlatformSessionID string
 	CreatedBy         string
 	CreatedByKind     string
+	OriginSessionID   string // a delegated session's origin (delegation.go), or ""
 }
 
 // CreateSessionTx creates a session with a unique alias in the transaction.
@@ -218,7 +219,7 @@ func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec)
 		SessionID: store.NewID(), Alias: alias, AliasSource: src, Subject: spec.Subject,
 		AgentName: spec.AgentName, Workspace: spec.Workspace, BudgetMax: spec.BudgetMax,
 		PlatformSessionID: spec.PlatformSessionID, CreatedBy: spec.CreatedBy, CreatedByKind: spec.CreatedByKind,
-		CreatedAt: tx.Now, LastActivity: tx.Now,
+		CreatedAt: tx.Now, LastActivity: tx.Now, OriginSessionID: spec.OriginSessionID,
 	}
 	if err := tx.InsertSession(ctx, row); err != nil {
 		return row, err

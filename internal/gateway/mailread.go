@@ -163,7 +163,11 @@ func (s *Service) Inbox(ctx context.Context, p *Principal, iq InboxQuery) (*clie
 	if restricted {
 		kept := rows[:0]
 		for _, r := range rows {
-			if inTurnScope(ctx, p.Name, r.SessionID) {
+			in, err := inTurnScope(ctx, q, p.Name, r.SessionID)
+			if err != nil {
+				return nil, err
+			}
+			if in {
 				kept = append(kept, r)
 			}
 		}

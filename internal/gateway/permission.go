@@ -97,13 +97,15 @@ func permissionNotFound() error {
 
 // RequestPermission stores a permission request of an agent (W-6, B-8) as a
 // mail_type=permission_request mail (relay "permission") to every person
-// taking part in the session, and emits a permission_request event to each.
+// taking part in the session and, in a delegated session, to the people of
+// its origin chain (delegation.go originPeople), and emits a
+// permission_request event to each.
 //
 // Rules: question, session_id and relay_key are required; the agent must
 // take part in the session (else 404). The request never uses a round
 // (B-8.5). It is idempotent on (agent, relay_key) (B-8.3): a replay answers
 // the stored request with Duplicate true and stores nothing. No person in
-// the session → 409 "no_person_to_decide" with a suggestion (seed 003).
+// the session or its origin chain → 409 "no_person_to_decide" with a suggestion (seed 003).
 // Options default to DefaultPermissionOptions; the canonical hash of
 // tool_input is stored as args_hash and ToolSummary(tool, tool_input) as
 // tool_summary; scope defaults to the agent's path in the session and must
@@ -163,7 +165,11 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 	var out client.Permission
 	err := s.Write(ctx, func(tx *Tx) error {
 		if old, err := tx.PermissionByRelayKey(ctx, p.Name, req.RelayKey); err == nil {
-			if !inTurnScope(ctx, p.Name, old.SessionID) {
+			in, err := inTurnScope(ctx, tx.Q, p.Name, old.SessionID)
+			if err != nil {
+				return err
+			}
+			if !in {
 				return Conflict("relay_key_used", "this relay_key was already used by another request of this agent",
 					"use the platform's own permission id as relay_key")
 			}
@@ -202,6 +208,17 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 				people = append(people, Party{Name: pt.Name, Kind: store.KindPerson, Role: "to"})
 			case pt.Name == p.Name:
 				from.Workspace = pt.Workspace
+			}
+		}
+		// In a delegated session the people of its origin chain decide too
+		// (issue 12 point 1, delegation.go).
+		others, err := originPeople(ctx, tx.Q, sess.SessionID)
+		if err != nil {
+			return err
+		}
+		for _, name := range others {
+			if !hasParty(people, name) {
+				people = append(people, Party{Name: name, Kind: store.KindPerson, Role: "to"})
 			}
 		}
 		if len(people) == 0 {
@@ -420,8 +437,14 @@ func (s *Service) GetPermission(ctx context.Context, p *Principal, mailID string
 	if err != nil {
 		return nil, err
 	}
-	if p.IsAgent() && (row.AgentName != p.Name || !inTurnScope(ctx, p.Name, row.SessionID)) {
-		return nil, permissionNotFound()
+	if p.IsAgent() {
+		in, err := inTurnScope(ctx, q, p.Name, row.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if row.AgentName != p.Name || !in {
+			return nil, permissionNotFound()
+		}
 	}
 	if p.IsPerson() {
 		ok, err := canDecide(ctx, q, row, p.Name)

@@ -17,8 +17,9 @@ import (
 // receiving agent:
 //
 //   - RelaySlotAnswer: (a) the summary of the turn that answered the
-//     received mail, into its session. A delegation relay (a received mail
-//     of a delegated session answered into its origin session) and a stop
+//     received mail, into its session. A delegation relay (b: a received
+//     mail of a delegated session answered into its origin session,
+//     isDelegationRelay) and a stop
 //     notice (the summary of a turn that was stopped) take this same slot
 //     when they exist, instead of the summary.
 //   - RelaySlotFailure: (d) the failure report of the received mail
@@ -54,10 +55,11 @@ func relaySlot(spec *sendSpec) string {
 
 // relayUsesRound reports whether a relay send is charged to the session
 // budget like an ordinary mail: a summary relay (answer slot) whose
-// replied mail was sent by an agent. Failure reports and summaries that
-// answer a person (or the system sender) use no round.
+// replied mail was sent by an agent. Failure reports, delegation relays
+// (towards the origin's people) and summaries that answer a person (or
+// the system sender) use no round.
 func relayUsesRound(spec *sendSpec, parent *store.ViewedMail) bool {
-	return spec.relay == client.RelaySummary && relaySlot(spec) == RelaySlotAnswer &&
+	return spec.relay == client.RelaySummary && relaySlot(spec) == RelaySlotAnswer && !spec.delegation &&
 		parent != nil && parent.FromKind == store.KindAgent
 }
 
@@ -87,4 +89,22 @@ func claimRelaySlot(ctx context.Context, tx *Tx, agent string, spec *sendSpec, a
 		fmt.Sprintf("mail %s already has %s from %s%s; a free relay answers each received mail with at most %s",
 			answers, what, agent, held, rule),
 		"send the same relay_key again to get that mail back, or send a normal mail (it uses a round of the session budget)")
+}
+
+// isDelegationRelay is rule (b): a summary relay from p answering a mail
+// p received (parent) in a delegated session, addressed to that session's
+// origin (other), whose agent p is. It lands in the origin session, to its
+// people (checkRelayRecipients), takes the answer slot of the received
+// mail (so at most one per received mail, 409 relay_already_answered for
+// a second) and uses no round (I-2). Nothing is relayed into the delegated
+// session itself: agents never auto-reply to agents.
+func isDelegationRelay(ctx context.Context, q *store.Q, p *Principal, spec *sendSpec, parent *store.ViewedMail, other store.SessionRow) (bool, error) {
+	if spec.relay != client.RelaySummary || spec.mailType != client.MailTypeNormal || other.AgentName != p.Name {
+		return false, nil
+	}
+	sess, err := q.GetSession(ctx, parent.SessionID)
+	if err != nil {
+		return false, err
+	}
+	return sess.OriginSessionID != "" && sess.OriginSessionID == other.SessionID, nil
 }

@@ -75,6 +75,11 @@ type Config struct {
 	// reservations end (reservations.go). Default
 	// DefaultReservationOfflineTTL (AGENTMAIL_RESERVATION_OFFLINE_TTL).
 	ReservationOfflineTTL time.Duration
+	// DelegationDepth bounds a chain of delegated sessions (origin of
+	// origin ..., issue 15 point 5): a send from a turn whose session is
+	// already this many delegations deep is a 400 delegation_too_deep.
+	// Default DefaultDelegationDepth.
+	DelegationDepth int
 }
 
 func (c *Config) fill() {
@@ -110,6 +115,9 @@ func (c *Config) fill() {
 	}
 	if c.AttachmentQuotaBytes <= 0 {
 		c.AttachmentQuotaBytes = DefaultAttachmentQuotaBytes
+	}
+	if c.DelegationDepth <= 0 {
+		c.DelegationDepth = DefaultDelegationDepth
 	}
 	if c.TurnTokenTTL <= 0 {
 		c.TurnTokenTTL = DefaultTurnTokenTTL

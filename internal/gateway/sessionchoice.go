@@ -145,10 +145,15 @@ func (s *Service) chooseSession(ctx context.Context, tx *Tx, p *Principal, sende
 // store.ErrNotFound too.
 func defaultSession(ctx context.Context, q *store.Q, to address.Address, toKind, sender, senderKind string) (store.SessionRow, error) {
 	sess, err := defaultSessionAny(ctx, q, to, toKind, sender, senderKind)
-	if err == nil && !inTurnScope(ctx, sender, sess.SessionID) {
+	if err != nil {
+		return sess, err
+	}
+	if in, err := inTurnScope(ctx, q, sender, sess.SessionID); err != nil {
+		return store.SessionRow{}, err
+	} else if !in {
 		return store.SessionRow{}, store.ErrNotFound
 	}
-	return sess, err
+	return sess, nil
 }
 
 func defaultSessionAny(ctx context.Context, q *store.Q, to address.Address, toKind, sender, senderKind string) (store.SessionRow, error) {
@@ -211,7 +216,15 @@ func aliasNotFoundIn(a address.Address, field string) error {
 
 // openSessionTx creates the session of a send, after the new-session rate
 // limit for agents (counted in the database, so it holds across replicas).
+// A send made with a turn token opens a delegated session (delegation.go
+// delegationOrigin: its errors come first): its origin is the turn's
+// session and the sender's path in it that session's workspace
+// (spec.fromWorkspace).
 func (s *Service) openSessionTx(ctx context.Context, tx *Tx, p *Principal, senderKind string, spec *sendSpec, toKind, aliasSource, platformID string) (store.SessionRow, error) {
+	origin, err := s.delegationOrigin(ctx, tx.Q, p)
+	if err != nil {
+		return store.SessionRow{}, err
+	}
 	if p.IsAgent() {
 		n, oldest, err := tx.SessionsCreatedSince(ctx, p.Name, tx.Now.Add(-s.Config.NewSessionWindow))
 		if err != nil {
@@ -242,7 +255,11 @@ func (s *Service) openSessionTx(ctx context.Context, tx *Tx, p *Principal, sende
 		budget = a.DefaultRounds
 	}
 	subject := spec.subject
+	originID := ""
+	if origin != nil {
+		originID, spec.fromWorkspace = origin.SessionID, origin.Workspace
+	}
 	return s.CreateSessionTx(ctx, tx, SessionSpec{Alias: spec.sessionAlias, AliasSource: aliasSource, Subject: subject,
 		AgentName: agentName, Workspace: workspace, BudgetMax: budget, PlatformSessionID: platformID,
-		CreatedBy: p.Name, CreatedByKind: senderKind})
+		CreatedBy: p.Name, CreatedByKind: senderKind, OriginSessionID: originID})
 }

@@ -21,7 +21,7 @@ func sessionBase(row store.SessionRow, parts []store.ParticipantRow) client.Sess
 	return client.Session{SessionID: row.SessionID, Alias: row.Alias, AliasSource: row.AliasSource, Subject: row.Subject,
 		AgentName: row.AgentName, Workspace: row.Workspace, BudgetMax: row.BudgetMax, UsedRounds: row.UsedRounds,
 		PlatformSessionID: row.PlatformSessionID, Participants: names, CreatedBy: row.CreatedBy,
-		CreatedAt: row.CreatedAt, LastActivity: row.LastActivity}
+		OriginSessionID: row.OriginSessionID, CreatedAt: row.CreatedAt, LastActivity: row.LastActivity}
 }
 
 // sessionView converts a stored session for a viewer: participants, the

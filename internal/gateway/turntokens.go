@@ -120,8 +120,8 @@ func (s *Service) authTurnToken(ctx context.Context, hash string) (*Principal, e
 
 // errTurnTokenNotAllowed answers what a turn token may not do.
 var errTurnTokenNotAllowed = Forbidden("turn_token_not_allowed",
-	"a turn token acts only within its own session's turn: it cannot register, send heartbeats, open the event stream, read the whole inbox, manage schedules, create or revoke keys or tokens, or open new sessions",
-	"the bridge does this with the agent key; from inside a turn, work in the turn's session")
+	"a turn token acts only within its own session's turn: it cannot register, send heartbeats, open the event stream, read the whole inbox, manage schedules, create or revoke keys or tokens, or reach sessions outside its own and those delegated from it",
+	"the bridge does this with the agent key; from inside a turn, work in the turn's session or open a delegated session (name@path.new)")
 
 // ErrTurnTokenNotAllowed is the 403 turn_token_not_allowed the HTTP layer
 // answers for a route a turn token may not use.

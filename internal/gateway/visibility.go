@@ -21,23 +21,40 @@ import (
 // visibleSessions is the one place that decides which sessions a principal
 // may see, write into and decide in. Every other rule (sessionFor, the
 // alias lookup of a send, address resolution, the platform-session mirror,
-// permission requests) asks it. Delegated sessions, visible to the people
-// of their origin session without making them participants, are to be
-// added here.
+// permission requests) asks it, and it is where delegated sessions are
+// visible to the people of their origin session without making them
+// participants (delegation.go).
 
 // visibleSessions answers which of the session ids the principal named
-// viewer (a person's username or an agent's name) may see: today exactly
-// the sessions viewer takes part in, narrowed to the turn's session when
-// the request authenticated with viewer's turn token (inTurnScope). Unknown
-// ids are absent from the set, so "unknown" and "not yours" cannot be told
-// apart.
+// viewer (a person's username or an agent's name) may see: the sessions
+// viewer takes part in, and the delegated sessions whose origin chain holds
+// a session viewer takes part in as a person (delegation.go), narrowed to
+// the turn's session and the sessions delegated from it when the request
+// authenticated with viewer's turn token (inTurnScope). Unknown ids are
+// absent from the set, so "unknown" and "not yours" cannot be told apart.
 func visibleSessions(ctx context.Context, q *store.Q, viewer string, ids []string) (map[string]bool, error) {
 	set, err := q.SessionsWithParticipant(ctx, viewer, ids)
 	if err != nil {
 		return nil, err
 	}
+	for _, id := range ids {
+		if set[id] {
+			continue
+		}
+		ok, err := originPeopleSees(ctx, q, id, viewer)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			set[id] = true
+		}
+	}
 	for id := range set {
-		if !inTurnScope(ctx, viewer, id) {
+		in, err := inTurnScope(ctx, q, viewer, id)
+		if err != nil {
+			return nil, err
+		}
+		if !in {
 			delete(set, id)
 		}
 	}
@@ -46,15 +63,15 @@ func visibleSessions(ctx context.Context, q *store.Q, viewer string, ids []strin
 
 // inTurnScope is the rule of turn tokens (turntokens.go): when ctx carries
 // a turn token of viewer (WithPrincipal), viewer may act in that token's
-// session only; otherwise nothing is narrowed. Questions about others (may
-// this person see the session the turn runs in?) are not narrowed either.
-// The sessions a turn opens by delegation are to be added here.
-func inTurnScope(ctx context.Context, viewer, sessionID string) bool {
+// session and in the sessions delegated from it (delegation.go) only;
+// otherwise nothing is narrowed. Questions about others (may this person
+// see the session the turn runs in?) are not narrowed either.
+func inTurnScope(ctx context.Context, q *store.Q, viewer, sessionID string) (bool, error) {
 	sc, ok := ctx.Value(turnScopeKey{}).(turnScope)
-	if !ok || sc.agent != viewer {
-		return true
+	if !ok || sc.agent != viewer || sessionID == sc.session {
+		return true, nil
 	}
-	return sessionID == sc.session
+	return delegatedFrom(ctx, q, sessionID, sc.session)
 }
 
 // turnRestricted reports whether ctx carries viewer's turn token.
@@ -68,10 +85,15 @@ func turnRestricted(ctx context.Context, viewer string) bool {
 // (inTurnScope); otherwise store.ErrNotFound, what an unknown id answers.
 func viewMail(ctx context.Context, q *store.Q, id, viewer string) (store.ViewedMail, error) {
 	v, err := q.ViewMail(ctx, id, viewer)
-	if err == nil && !inTurnScope(ctx, viewer, v.SessionID) {
+	if err != nil {
+		return v, err
+	}
+	if in, err := inTurnScope(ctx, q, viewer, v.SessionID); err != nil {
+		return store.ViewedMail{}, err
+	} else if !in {
 		return store.ViewedMail{}, store.ErrNotFound
 	}
-	return v, err
+	return v, nil
 }
 
 // mayViewSession reports whether viewer may see the session id (see

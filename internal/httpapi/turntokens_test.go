@@ -101,7 +101,7 @@ func TestTurnTokenWorksInItsSession(t *testing.T) {
 
 func TestTurnTokenAnswersOtherSessionsAsUnknown(t *testing.T) {
 	f := newTurnFixture(t)
-	e, ctx := f.e, f.e.ctx()
+	ctx := f.e.ctx()
 	const unknownID = "01J00000000000000000000000"
 	// The agent key itself sees session b: the refusals below are the
 	// token's, not the agent's.
@@ -188,15 +188,19 @@ func TestTurnTokenAnswersOtherSessionsAsUnknown(t *testing.T) {
 		t.Fatalf("mark read of session b's mail = %+v, %v", mr, err)
 	}
 
-	// A mail that would open a session, or land in another one by a
-	// default address, is refused and creates nothing.
-	before := e.count("mail_sessions")
-	_, err = f.tt.SendMail(ctx, client.SendMailRequest{To: "carol", Subject: "new", Body: "opens a session"})
-	wantStatus(t, err, 403, "turn_token_not_allowed")
-	_, err = f.tt.SendMail(ctx, client.SendMailRequest{To: "tta@/home/carol/c.new", Subject: "new", Body: "opens a session"})
-	wantStatus(t, err, 403, "turn_token_not_allowed")
-	if n := e.count("mail_sessions"); n != before {
-		t.Fatalf("sessions %d -> %d", before, n)
+	// A mail that opens a session opens one delegated from the turn's
+	// session (issue 15): its origin is session a, the sender's path in it
+	// a's workspace, and the turn token covers it.
+	del, err := f.tt.SendMail(ctx, client.SendMailRequest{To: "carol@.new", Subject: "asking carol", Body: "a question"})
+	if err != nil || !del.NewSession {
+		t.Fatalf("a delegated send = %+v, %v", del, err)
+	}
+	ds, err := f.tt.GetSession(ctx, del.SessionID)
+	if err != nil || ds.OriginSessionID != f.a.SessionID {
+		t.Fatalf("the delegated session through the turn token = %+v, %v; want origin %s", ds, err, f.a.SessionID)
+	}
+	if m, err := f.carol.MeGetMail(ctx, del.MailID); err != nil || m.FromAddress != "tta@/home/carol/a."+del.SessionAlias {
+		t.Fatalf("the delegated mail's sender address = %+v, %v; want tta@/home/carol/a.%s", m, err, del.SessionAlias)
 	}
 }
 

@@ -37,25 +37,28 @@ type SessionRow struct {
 	CreatedByKind     string
 	CreatedAt         time.Time
 	LastActivity      time.Time
+	// OriginSessionID is the session whose turn opened this one (a
+	// delegated session, issue 15), or "".
+	OriginSessionID string
 }
 
 const sessionCols = `session_id, alias, alias_source, subject, agent_name, workspace, budget_max, used_rounds,
-	platform_session_id, created_by, created_by_kind, created_at, last_activity`
+	platform_session_id, created_by, created_by_kind, created_at, last_activity, origin_session_id`
 
 func scanSession(sc interface{ Scan(...any) error }) (SessionRow, error) {
 	var s SessionRow
 	var c, l int64
 	err := sc.Scan(&s.SessionID, &s.Alias, &s.AliasSource, &s.Subject, &s.AgentName, &s.Workspace, &s.BudgetMax,
-		&s.UsedRounds, &s.PlatformSessionID, &s.CreatedBy, &s.CreatedByKind, &c, &l)
+		&s.UsedRounds, &s.PlatformSessionID, &s.CreatedBy, &s.CreatedByKind, &c, &l, &s.OriginSessionID)
 	s.CreatedAt, s.LastActivity = FromMillis(c), FromMillis(l)
 	return s, err
 }
 
 // InsertSession stores a new session. An alias clash is a unique violation.
 func (q *Q) InsertSession(ctx context.Context, s SessionRow) error {
-	_, err := q.Exec(ctx, `INSERT INTO mail_sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.Exec(ctx, `INSERT INTO mail_sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.SessionID, s.Alias, s.AliasSource, s.Subject, s.AgentName, s.Workspace, s.BudgetMax, s.UsedRounds,
-		s.PlatformSessionID, s.CreatedBy, s.CreatedByKind, Millis(s.CreatedAt), Millis(s.LastActivity))
+		s.PlatformSessionID, s.CreatedBy, s.CreatedByKind, Millis(s.CreatedAt), Millis(s.LastActivity), s.OriginSessionID)
 	return err
 }
 
