@@ -93,6 +93,7 @@ type Bridge struct {
 	fingerprints map[string]string // mail session id → last alias submission (D-5)
 	renamed      map[string]string // platform session id → last name written back
 	foreign      map[string]bool   // mail sessions of another agent this one was cc'd into
+	origins      sync.Map          // mail session id → origin session id this agent's conversation is ("" none; delegation.go)
 	noRename     bool              // the adapter cannot rename (logged once)
 
 	turns    sync.WaitGroup

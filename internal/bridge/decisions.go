@@ -60,7 +60,7 @@ func (b *Bridge) handleDecision(ctx context.Context, ev client.PermissionDecisio
 		}
 		tok := b.turnToken(ctx, log, in.SessionID)
 		defer b.revokeTurnToken(ctx, log, tok)
-		out := b.attempt(ctx, in, tok, ws.Dir, prompt, model, 1, psid)
+		out := b.attempt(ctx, in, conversation{sessionID: in.SessionID}, tok, ws.Dir, prompt, model, 1, psid)
 		switch {
 		case out.interrupted:
 			return

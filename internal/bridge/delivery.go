@@ -23,9 +23,13 @@ type attemptOutcome struct {
 // handleMail is B-3 steps 3-6 and everything after: the platform session
 // (B-3.3), model fallback (D-3), the turn itself with run supervision, the
 // alias ladder (D-5), the relay (B-5) or the failure report (B-6).
-func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice) {
+//
+// conv is the conversation the turn continues (delegation.go): for an
+// answer in a delegated session, its origin's platform session, turn token
+// and bind, and a delegation relay instead of the summary.
+func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice, conv conversation) {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID)
-	psid := b.boundPlatformSession(ctx, in.SessionID)
+	psid := b.boundPlatformSession(ctx, conv.sessionID)
 	before, _ := b.agentMailIDs(ctx, in.MailID)
 	turnStart := b.now()
 
@@ -35,13 +39,17 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		b.sendFailure(ctx, in, FailureReport{Stage: StageModel, NoneAllowed: true})
 		return
 	}
-	prompt := BuildPrompt(PromptInput{MailID: in.MailID, From: in.FromName, FromIsAgent: in.FromKind == "agent",
+	pin := PromptInput{MailID: in.MailID, From: in.FromName, FromIsAgent: in.FromKind == "agent",
 		Subject: in.Subject, ReplyAddress: in.ReplyAddress, SelfAddress: in.SelfAddress, Workspace: ws.Dir,
-		Importance: in.Importance, AckRequired: in.AckRequired})
+		Importance: in.Importance, AckRequired: in.AckRequired}
+	if conv.delegated() {
+		pin.DelegatedAlias = in.SessionAlias
+	}
+	prompt := BuildPrompt(pin)
 
 	// The platform and its tools get a token for this turn's session only,
 	// never the agent key; it dies when the turn ends (turntoken.go).
-	tok := b.turnToken(ctx, log, in.SessionID)
+	tok := b.turnToken(ctx, log, conv.sessionID)
 	defer b.revokeTurnToken(ctx, log, tok)
 
 	var failures []AttemptFailure
@@ -53,10 +61,10 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		if i > 0 {
 			sid = "" // D-3.5: a fresh platform session per retry
 		}
-		out = b.attempt(ctx, in, tok, ws.Dir, prompt, model, i+1, sid)
+		out = b.attempt(ctx, in, conv, tok, ws.Dir, prompt, model, i+1, sid)
 		if out.sessionGone && sid != "" && ctx.Err() == nil {
 			log.Warn("the bound platform session no longer exists; starting a new one", "platform_session", sid)
-			out = b.attempt(ctx, in, tok, ws.Dir, prompt, model, i+1, "")
+			out = b.attempt(ctx, in, conv, tok, ws.Dir, prompt, model, i+1, "")
 		}
 		if out.interrupted {
 			log.Info("turn stopped: the bridge is stopping")
@@ -90,13 +98,19 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 	}
 	res := out.res
 	if res.PlatformSessionID != "" {
-		b.bind(ctx, in.SessionID, res.PlatformSessionID)
+		b.bind(ctx, conv.sessionID, res.PlatformSessionID)
 	}
-	b.syncAlias(ctx, in.SessionID, res, in.Subject)
+	if !conv.delegated() {
+		b.syncAlias(ctx, in.SessionID, res, in.Subject)
+	}
 	if res.Failed && strings.TrimSpace(res.Text) == "" {
 		failures = append(failures, AttemptFailure{Model: okModel, Reason: nonEmpty(res.FailureReason, "the platform reported the turn failed")})
 		log.Error("the turn failed after the model started; sending a failure report", "reason", res.FailureReason)
 		b.sendFailure(ctx, in, FailureReport{Stage: StageModel, Attempts: failures})
+		return
+	}
+	if conv.delegated() {
+		b.relayDelegation(ctx, in, conv, res)
 		return
 	}
 	b.relaySummary(ctx, in, res, before, turnStart)
@@ -108,7 +122,7 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 // VerdictTimeout without a verdict (D-3.4) counts as success, after which
 // the turn is awaited to its end. tok is the turn's token (nil when none
 // could be had: the tools then have no credentials).
-func (b *Bridge) attempt(ctx context.Context, in incoming, tok *client.TurnToken, dir, prompt string, model *client.ModelRef, n int, sid string) attemptOutcome {
+func (b *Bridge) attempt(ctx context.Context, in incoming, conv conversation, tok *client.TurnToken, dir, prompt string, model *client.ModelRef, n int, sid string) attemptOutcome {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID, "model", ModelLabel(model), "attempt", n)
 	run := newRun(b.gw, b.log, b.now, b.AgentName(), in.SessionID, in.MailID, ModelLabel(model), n)
 	run.start(ctx)
@@ -153,7 +167,7 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, tok *client.TurnToken
 		if p != "" {
 			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runReportTimeout)
 			defer cancel()
-			b.bind(bctx, in.SessionID, p)
+			b.bind(bctx, conv.sessionID, p)
 		}
 	}
 	if b.caps.PermissionHook {

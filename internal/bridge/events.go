@@ -94,6 +94,7 @@ type incoming struct {
 	ToWorkspace  string
 	ReplyAddress string
 	SelfAddress  string
+	SessionAlias string
 	CaughtUp     bool
 	Importance   string // issue 21: told in the prompt
 	AckRequired  bool
@@ -102,7 +103,8 @@ type incoming struct {
 func incomingFromEvent(e client.NewMailEvent) incoming {
 	return incoming{MailID: e.MailID, SessionID: e.SessionID, FromName: e.FromName, FromKind: e.FromKind,
 		Subject: e.Subject, MailType: e.MailType, ToWorkspace: e.ToWorkspace,
-		ReplyAddress: e.ReplyAddress, SelfAddress: e.SelfAddress, Importance: e.Importance, AckRequired: e.AckRequired}
+		ReplyAddress: e.ReplyAddress, SelfAddress: e.SelfAddress, SessionAlias: e.SessionAlias,
+		Importance: e.Importance, AckRequired: e.AckRequired}
 }
 
 // incomingFromMail turns an inbox mail into a delivery; to_workspace is the
@@ -163,7 +165,10 @@ func (b *Bridge) accept(ctx context.Context, in incoming) <-chan struct{} {
 	if ws.FellBack {
 		log.Warn("working directory not usable; using the fallback", "expected", ws.Expected, "actual", ws.Dir, "reason", ws.Reason)
 	}
-	t, st := b.slots.enqueue(in.SessionID, ws.Dir)
+	// The turn slot follows the platform conversation (delegation.go): an
+	// answer in a delegated session waits for its origin's running turn.
+	conv := b.conversationOf(ctx, in.SessionID)
+	t, st := b.slots.enqueue(conv.sessionID, ws.Dir)
 	if st.Waiting {
 		switch {
 		case st.SessionBusy:
@@ -182,7 +187,7 @@ func (b *Bridge) accept(ctx context.Context, in incoming) <-chan struct{} {
 			return
 		}
 		defer b.slots.release(t)
-		b.handleMail(ctx, in, ws)
+		b.handleMail(ctx, in, ws, conv)
 	}()
 	return done
 }

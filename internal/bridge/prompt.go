@@ -18,6 +18,10 @@ type PromptInput struct {
 	// asks the model to acknowledge it (issue 21).
 	Importance  string
 	AckRequired bool
+	// DelegatedAlias is the alias of the delegated session the mail
+	// arrived in when it answers a delegation of this conversation
+	// (delegation.go), else "".
+	DelegatedAlias string
 }
 
 // BuildPrompt is the user message of a mail-driven turn (B-3.4, B-3.5):
@@ -47,7 +51,15 @@ func BuildPrompt(in PromptInput) string {
 	if in.Workspace != "" {
 		fmt.Fprintf(&b, "Your working directory is %s.\n", in.Workspace)
 	}
-	if in.FromIsAgent {
+	if in.DelegatedAlias != "" {
+		fmt.Fprintf(&b, "This is %s's answer in session %q, which you opened from this conversation to delegate work to it. "+
+			"Continue the work it was for. Your final message of this turn is sent automatically to the person of this conversation. "+
+			"To write to %s again, call send_mail", in.From, in.DelegatedAlias, in.From)
+		if in.ReplyAddress != "" {
+			fmt.Fprintf(&b, " to %s", in.ReplyAddress)
+		}
+		fmt.Fprintf(&b, " with reply_to %s.\n", in.MailID)
+	} else if in.FromIsAgent {
 		b.WriteString("The sender is another agent: nothing is sent back automatically. " +
 			"When you have something to tell it, call send_mail")
 		if in.ReplyAddress != "" {

@@ -351,6 +351,11 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		if err := checkRelayRecipients(ctx, tx, sess, parent, targets); err != nil {
 			return nil, err
 		}
+		if spec.delegation {
+			if err := checkDelegationRecipients(sess, targets); err != nil { // relayrules.go
+				return nil, err
+			}
+		}
 	}
 
 	// Budget: an agent's own mail uses one round; relays use none (I-2),

@@ -108,3 +108,17 @@ func isDelegationRelay(ctx context.Context, q *store.Q, p *Principal, spec *send
 	}
 	return sess.OriginSessionID != "" && sess.OriginSessionID == other.SessionID, nil
 }
+
+// checkDelegationRecipients keeps a delegation relay towards people: each
+// recipient must be a person (400 relay_recipient naming the field), so
+// no agent is ever answered automatically.
+func checkDelegationRecipients(origin store.SessionRow, targets []target) error {
+	for _, t := range targets {
+		if t.kind != store.KindPerson {
+			return InvalidCode("relay_recipient", t.role,
+				fmt.Sprintf("%s is an agent; a delegation relay into session %q reaches its people only", t.addr.Name, origin.Alias),
+				"address the person of the origin session, or send a normal mail (it uses a round)")
+		}
+	}
+	return nil
+}
