@@ -403,10 +403,7 @@ func (k *contract) followUpByAlias(alpha *client.SendMailResponse) *client.SendM
 	if len(turns) != 1 {
 		t.Fatalf("[beta] opened %d model turns, want 1\n%s", len(turns), r.Dump())
 	}
-	history := ""
-	for _, m := range turns[0].Messages {
-		history += m.Role + ": " + m.Text + "\n"
-	}
+	history := conversationText(turns[0])
 	if !strings.Contains(history, "mail_id "+alpha.MailID) || !strings.Contains(history, alphaAnswer) {
 		t.Errorf("the follow-up did not continue the conversation; the model saw:\n%s", history)
 	}
@@ -427,10 +424,7 @@ func (k *contract) permissions() (gamma, delta *client.SendMailResponse) {
 	if _, err := r.Admin.Decide(ctx, ask.MailID, client.DecideRequest{Decision: "approve"}); err != nil {
 		t.Fatalf("approve: %v\n%s", err, r.Dump())
 	}
-	r.WaitFor("approved.txt in "+dir, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "approved.txt"))
-		return err == nil
-	})
+	waitFile(r.Gateway, filepath.Join(dir, "approved.txt"))
 	reply := r.WaitMail("the reply to [gamma]", r.ReplyFrom(gamma.MailID, client.MailTypeNormal))
 	if reply.Body != gammaAnswer || reply.Relay != client.RelaySummary {
 		t.Errorf("reply to [gamma] = relay %q body %q", reply.Relay, reply.Body)
@@ -576,4 +570,23 @@ func (k *contract) failureReport() {
 	if n := len(r.Matching(func(m client.Mail) bool { return m.ParentMailID == zeta.MailID && m.FromName == c.agent })); n != 1 {
 		t.Errorf("[zeta] got %d mails from the agent, want only the failure mail", n)
 	}
+}
+
+// conversationText is the conversation a model request carries, one "role: text" line
+// per message.
+func conversationText(q scriptedmodel.Request) string {
+	var b strings.Builder
+	for _, m := range q.Messages {
+		b.WriteString(m.Role + ": " + m.Text + "\n")
+	}
+	return b.String()
+}
+
+// waitFile waits until the file at path exists.
+func waitFile(g *mailrig.Gateway, path string) {
+	g.T.Helper()
+	g.WaitFor(path, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }

@@ -276,7 +276,17 @@ func (s *Service) SessionMails(ctx context.Context, p *Principal, sessionID stri
 }
 
 func (s *Service) sessionMails(ctx context.Context, q *store.Q, p *Principal, sessionID string, limit int, cursor string) (*client.MailList, error) {
-	rows, err := q.SessionMails(ctx, sessionID, p.Name, limit, cursor)
+	list := q.SessionMails
+	if p.IsPerson() {
+		// One of its origin's people (delegation.go) reads every mail of a
+		// delegated session.
+		if all, err := originPeopleSees(ctx, q, sessionID, p.Name); err != nil {
+			return nil, err
+		} else if all {
+			list = q.SessionMailsAll
+		}
+	}
+	rows, err := list(ctx, sessionID, p.Name, limit, cursor)
 	if err != nil {
 		return nil, err
 	}

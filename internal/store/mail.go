@@ -260,10 +260,22 @@ func (q *Q) SentMails(ctx context.Context, name string, limit int, beforeID stri
 // SessionMails answers the mails of a session that viewer sent or received,
 // oldest first, newer than afterID when given.
 func (q *Q) SessionMails(ctx context.Context, sessionID, viewer string, limit int, afterID string) ([]ViewedMail, error) {
+	return q.sessionMails(ctx, sessionID, viewer, false, limit, afterID)
+}
+
+// SessionMailsAll is SessionMails listing every mail of the session, also
+// those viewer neither sent nor received (read for the people of a
+// delegated session's origin, who see it without taking part). Mails
+// viewer did not receive carry role "".
+func (q *Q) SessionMailsAll(ctx context.Context, sessionID, viewer string, limit int, afterID string) ([]ViewedMail, error) {
+	return q.sessionMails(ctx, sessionID, viewer, true, limit, afterID)
+}
+
+func (q *Q) sessionMails(ctx context.Context, sessionID, viewer string, all bool, limit int, afterID string) ([]ViewedMail, error) {
 	query := `SELECT ` + prefixed("m.", mailCols) + `, COALESCE(r.role, ''), COALESCE(r.is_read, ?) FROM mails m
 		LEFT JOIN mail_recipients r ON r.mail_id = m.mail_id AND r.name = ?
-		WHERE m.session_id = ? AND (m.from_name = ? OR r.name IS NOT NULL)`
-	args := []any{false, viewer, sessionID, viewer}
+		WHERE m.session_id = ? AND (? OR m.from_name = ? OR r.name IS NOT NULL)`
+	args := []any{all, viewer, sessionID, all, viewer}
 	if afterID != "" {
 		query += ` AND m.mail_id > ?`
 		args = append(args, afterID)

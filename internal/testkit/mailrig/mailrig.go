@@ -228,11 +228,22 @@ type Rig struct {
 // installed.
 func New(t *testing.T, platform platforms.Platform, agent string, rules ...scriptedmodel.Rule) *Rig {
 	t.Helper()
-	platformBin := platforms.Require(t, platform)
-	r := &Rig{Platform: platform, Agent: agent}
-	r.Model = scriptedmodel.NewTest(t, rules...)
-	r.Gateway = StartGateway(t)
+	platforms.Require(t, platform)
+	r := Join(StartGateway(t), platform, agent, rules...)
 	r.Gateway.Dump = r.Dump
+	return r
+}
+
+// Join adds an agent on platform to the running gateway g: its own scripted model, its
+// key issued the README's way and its own isolated environment, so that several rigs on
+// one gateway are agents of different platforms mailing each other. g.Dump stays as it
+// is (a test of several rigs joins their Dump texts). It skips as New does.
+func Join(g *Gateway, platform platforms.Platform, agent string, rules ...scriptedmodel.Rule) *Rig {
+	t := g.T
+	t.Helper()
+	platformBin := platforms.Require(t, platform)
+	r := &Rig{Platform: platform, Agent: agent, Gateway: g}
+	r.Model = scriptedmodel.NewTest(t, rules...)
 	r.AgentKey = r.IssueAgentKey(agent)
 	r.AgentClient = client.New(r.URL, client.WithToken(r.AgentKey))
 	r.Env = platforms.NewEnv(t)

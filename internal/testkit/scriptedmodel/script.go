@@ -53,6 +53,11 @@ type Rule struct {
 	Times int
 	// Reply is what the rule answers.
 	Reply Reply
+	// Respond, when set, answers instead of Reply with a reply built from the
+	// request (for a tool input that names what only the request tells, such
+	// as the mail id and reply address in the prompt). It runs under the
+	// server's lock: it must not call the server.
+	Respond func(*Request) Reply
 
 	used int
 }

@@ -156,6 +156,9 @@ func (s *Server) choose(req *Request) (string, Reply) {
 			if name == "" {
 				name = fmt.Sprintf("rule %d", i)
 			}
+			if r.Respond != nil {
+				return name, r.Respond(req)
+			}
 			return name, r.Reply
 		}
 	}
