@@ -346,6 +346,11 @@ func TestBuildPrompt(t *testing.T) {
 	if !strings.Contains(a, "nothing is sent back automatically") || !strings.Contains(a, "send_mail to peer@/x.s with reply_to m2") {
 		t.Fatalf("agent prompt:\n%s", a)
 	}
+	d := BuildPrompt(PromptInput{MailID: "m3", From: "pi", FromIsAgent: true, ReplyAddress: "pi@/y.sub-t", DelegatedAlias: "sub-t"})
+	if strings.Contains(d, "nothing is sent back automatically") || !strings.Contains(d, `answer in session "sub-t"`) ||
+		!strings.Contains(d, "sent automatically to the person") || !strings.Contains(d, "send_mail to pi@/y.sub-t with reply_to m3") {
+		t.Fatalf("delegation answer prompt:\n%s", d)
+	}
 }
 
 // --- B-5.3 judged on the gateway's record

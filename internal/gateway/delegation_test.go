@@ -143,6 +143,16 @@ func TestDelegatedSessionVisibleToOriginPeople(t *testing.T) {
 	}
 	_, err := e.svc.GetSession(e.ctx, e.carol, w.delegated.SessionID)
 	wantCode(t, err, KindNotFound, "session_not_found")
+	mails, err := e.svc.SessionMails(e.ctx, e.alice, w.delegated.SessionID, 10, "")
+	if err != nil || len(mails.Mails) != 2 {
+		t.Fatalf("alice reading the delegated session's mails = %+v, %v; want bot's and helper's", mails, err)
+	}
+	budget := 7
+	if s, err := e.svc.UpdateSession(e.ctx, e.bob, w.delegated.SessionID, client.UpdateSessionRequest{BudgetMax: &budget}); err != nil || s.BudgetMax != 7 {
+		t.Fatalf("bob changing the delegated session's budget = %+v, %v", s, err)
+	}
+	_, err = e.svc.UpdateSession(e.ctx, e.carol, w.delegated.SessionID, client.UpdateSessionRequest{BudgetMax: &budget})
+	wantCode(t, err, KindNotFound, "session_not_found")
 
 	perm, err := e.svc.RequestPermission(e.ctx, w.helper, client.PermissionRequest{Question: "run rm -rf build?",
 		SessionID: w.delegated.SessionID, RelayKey: "perm-1", Tool: "run_command"})
