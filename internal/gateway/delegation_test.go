@@ -163,6 +163,9 @@ func TestDelegatedSessionVisibleToOriginPeople(t *testing.T) {
 	if err != nil || len(list.Permissions) != 1 || list.Permissions[0].MailID != perm.MailID {
 		t.Fatalf("alice's pending requests = %+v, %v", list, err)
 	}
+	if _, err := e.svc.Read().Participant(e.ctx, w.delegated.SessionID, "alice"); err == nil {
+		t.Fatal("the permission request made alice a participant of the delegated session")
+	}
 	_, err = e.svc.Decide(e.ctx, e.carol, perm.MailID, client.DecideRequest{Decision: "approve"})
 	wantCode(t, err, KindNotFound, "")
 	got, err := e.svc.Decide(e.ctx, e.alice, perm.MailID, client.DecideRequest{Decision: "approve"})

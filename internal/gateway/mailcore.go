@@ -20,6 +20,9 @@ type Party struct {
 	Kind      string // store.KindPerson | store.KindAgent | store.KindSystem
 	Workspace string
 	Role      string // recipients: "to" | "cc"
+	// Observer: a recipient who receives the mail without joining the
+	// session (a person of a delegated session's origin, delegation.go).
+	Observer bool
 }
 
 // NewMail is everything CreateMailTx needs. Session must exist (see
@@ -121,10 +124,13 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		// stays its path in the session; this mail's recipient row and event
 		// carry the path of the address written in this mail (W-4
 		// to_workspace), or the stored one when the address had none.
-		ws, err := join(store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
-			Workspace: r.Workspace, JoinedAt: now, LastActivity: now})
-		if err != nil {
-			return nil, err
+		ws := members[r.Name]
+		if !r.Observer {
+			ws, err = join(store.ParticipantRow{SessionID: sess.SessionID, Name: r.Name, Kind: r.Kind,
+				Workspace: r.Workspace, JoinedAt: now, LastActivity: now})
+			if err != nil {
+				return nil, err
+			}
 		}
 		if r.Workspace != "" {
 			ws = r.Workspace

@@ -218,7 +218,7 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 		}
 		for _, name := range others {
 			if !hasParty(people, name) {
-				people = append(people, Party{Name: name, Kind: store.KindPerson, Role: "to"})
+				people = append(people, Party{Name: name, Kind: store.KindPerson, Role: "to", Observer: true})
 			}
 		}
 		if len(people) == 0 {
