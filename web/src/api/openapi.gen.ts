@@ -2038,6 +2038,7 @@ export interface components {
             last_mail_id?: string;
             last_snippet?: string;
             mail_count: number;
+            origin_session_id?: string;
             participants: string[];
             pending_permissions: number;
             platform_session_id?: string;
