@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Main is the whole of `agentmail mcp`: it reads the configuration through
@@ -71,13 +70,9 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: nopWriteCloser{stdout}})
+	err = srv.Run(ctx, StdioTransport(stdin, stdout, log))
 	if err != nil && ctx.Err() != nil {
 		return nil // stopped by a signal
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
