@@ -92,7 +92,8 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit,
 				OnlineWithin: serveFlags.agentOfflineAfter, ReservationOfflineTTL: env.reservationOfflineTTL},
 			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
-				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes},
+				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes,
+				MCPHosts: env.mcpHosts},
 			Log:   log,
 			Email: emailConfig(), // serve_email.go
 		})
@@ -213,6 +214,7 @@ type serveEnvSettings struct {
 	sweepInterval, attachmentSweepInterval time.Duration
 	scheduleLimit                          int
 	reservationOfflineTTL                  time.Duration
+	mcpHosts                               []string
 }
 
 // readServeEnv reads the settings of `serve` without a flag through getenv
@@ -249,5 +251,10 @@ func readServeEnv(getenv func(string) string) (serveEnvSettings, error) {
 		x.scheduleLimit = n
 	}
 	x.attachmentDir = strings.TrimSpace(getenv(envAttachmentDir))
+	for _, h := range strings.Split(getenv(httpapi.EnvMCPHosts), ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			x.mcpHosts = append(x.mcpHosts, h)
+		}
+	}
 	return x, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // values, which the parts turn into their defaults.
 func TestReadServeEnvTakesEachSetting(t *testing.T) {
 	got, err := readServeEnv(envOf(nil))
-	if err != nil || got != (serveEnvSettings{}) {
+	if err != nil || !reflect.DeepEqual(got, serveEnvSettings{}) {
 		t.Fatalf("empty environment: %+v, %v; want zero settings", got, err)
 	}
 	got, err = readServeEnv(envOf(map[string]string{
@@ -23,10 +24,11 @@ func TestReadServeEnvTakesEachSetting(t *testing.T) {
 		"AGENTMAIL_SWEEP_INTERVAL":            "100ms",
 		"AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL": "2m",
 		"AGENTMAIL_SCHEDULE_LIMIT":            "7",
+		"AGENTMAIL_MCP_HOSTS":                 " Mail.Example.org, ,agentmail.internal.lan ",
 	}))
 	want := serveEnvSettings{maxAttachmentBytes: 1024, attachmentDir: "/srv/att", sweepInterval: 100 * time.Millisecond,
-		attachmentSweepInterval: 2 * time.Minute, scheduleLimit: 7}
-	if err != nil || got != want {
+		attachmentSweepInterval: 2 * time.Minute, scheduleLimit: 7, mcpHosts: []string{"mail.example.org", "agentmail.internal.lan"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -103,6 +103,7 @@ func RouteTable() []Route {
 		emailRoutes(),          // email.go: the person's email address
 		ackRoutes(),            // acks.go
 		reservationRoutes(),    // reservations.go
+		mcpRoutes(),            // mcp.go: MCP over Streamable HTTP
 	)
 }
 

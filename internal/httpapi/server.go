@@ -54,6 +54,14 @@ type Options struct {
 	// (W-8); beyond it an upload is a 413 attachment_too_large. Default
 	// gateway.DefaultMaxAttachmentBytes (AGENTMAIL_MAX_ATTACHMENT_BYTES).
 	MaxAttachmentBytes int64
+	// MCPHosts are the host names (lower case, without port) MCP over
+	// HTTP answers besides localhost and IP addresses (DNS-rebinding
+	// protection, mcp.go): the names a reverse proxy serves the gateway
+	// under (AGENTMAIL_MCP_HOSTS, separated by commas).
+	MCPHosts []string
+	// MCPSessionTimeout bounds idle MCP sessions over HTTP; default
+	// mcptools.DefaultHTTPSessionTimeout.
+	MCPSessionTimeout time.Duration
 }
 
 // DefaultMaxStreamsPerKey is Options.MaxStreamsPerKey when it is not set.
@@ -82,6 +90,11 @@ type Server struct {
 	keyed keyStreams
 	// email is the email channel, nil when the gateway sends no email.
 	email *emailchannel.Channel
+	// router is the last router Handler built; mcp is MCP over HTTP,
+	// built at its first request (mcp.go).
+	router  http.Handler
+	mcpOnce sync.Once
+	mcp     http.Handler
 }
 
 // New builds a Server. The hub must be started by the caller.
@@ -116,6 +129,7 @@ func (s *Server) Drain() {
 // match no route answer a JSON 404; every other path goes to the web page.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
+	s.router = r     // the MCP tools' gateway (mcp.go)
 	r.Use(s.observe) // metrics.go: requests by route and status
 	r.Use(s.recoverer)
 	for _, rt := range RouteTable() {

@@ -56,6 +56,11 @@ var turnTokenRoutes = map[string]bool{
 	"POST " + Prefix + "/reservations/check":   true,
 	"POST " + Prefix + "/mail/{id}/ack":        true,
 	"GET " + Prefix + "/mail/unacknowledged":   true,
+	// MCP over HTTP: its tools call the routes above with the same token,
+	// so they are narrowed the same way.
+	"POST " + MCPPath:   true,
+	"GET " + MCPPath:    true,
+	"DELETE " + MCPPath: true,
 }
 
 // allowTurnToken refuses a turn token on a route outside turnTokenRoutes.

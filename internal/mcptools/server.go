@@ -71,6 +71,10 @@ type Options struct {
 	// Log receives the server's log lines (never stdout: that is the
 	// protocol). nil: slog.Default().
 	Log *slog.Logger
+	// Remote is the server of the gateway's HTTP endpoint (NewHTTPHandler):
+	// the tools acting on the local machine (LocalTools) are not
+	// registered, and the instructions say so (HTTPInstructions).
+	Remote bool
 }
 
 // Server is one MCP tool server: the registered tools over one gateway.
@@ -81,6 +85,7 @@ type Server struct {
 	protected *ProtectedPaths
 	gate      *Gate
 	sandbox   *Sandbox
+	remote    bool
 	mcp       *mcp.Server
 
 	mu sync.RWMutex
@@ -103,6 +108,7 @@ func New(opts Options) (*Server, error) {
 		gate:      opts.Gate,
 		sandbox:   opts.Sandbox,
 		gw:        opts.Gateway,
+		remote:    opts.Remote,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -127,10 +133,14 @@ func New(opts Options) (*Server, error) {
 			Log:       s.log,
 		}
 	}
+	instructions := "AgentMail: mail with people and other agents. read_inbox shows new mail; send_mail with reply_to answers. run_command and write_file act on this machine and may need a person's approval by mail."
+	if s.remote {
+		instructions = HTTPInstructions
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentmail", Version: Version}, &mcp.ServerOptions{
 		Logger:       s.log,
 		Capabilities: &mcp.ServerCapabilities{},
-		Instructions: "AgentMail: mail with people and other agents. read_inbox shows new mail; send_mail with reply_to answers. run_command and write_file act on this machine and may need a person's approval by mail.",
+		Instructions: instructions,
 	})
 	s.registerAll()
 	return s, nil
@@ -173,6 +183,15 @@ func (s *Server) ToolNames() []string {
 // MCP returns the underlying SDK server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
+// LocalTools are the tools that act on the machine the tool server runs
+// on (the execution gate's tools, attachments to and from local paths,
+// connect_to_server with its key file): offered by `agentmail mcp` on the
+// agent's machine, never by the gateway's HTTP endpoint (Options.Remote).
+var LocalTools = map[string]bool{
+	"run_command": true, "write_file": true, "upload_attachment": true,
+	"download_attachment": true, "connect_to_server": true,
+}
+
 // toolFunc is the body of one tool: the text for the model, or an error
 // that becomes a tool error (isError) with the gateway's error and
 // suggestion, never a success.
@@ -181,6 +200,9 @@ type toolFunc func(ctx context.Context, a args) (string, error)
 // add registers one tool. Every tool goes through here, so the count of
 // registrations is the tool count.
 func (s *Server) add(name, description string, schema map[string]any, fn toolFunc) {
+	if s.remote && LocalTools[name] {
+		return
+	}
 	s.names = append(s.names, name)
 	tool := &mcp.Tool{Name: name, Description: description, InputSchema: schema}
 	s.mcp.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
