@@ -31,10 +31,15 @@ func parseArgs(raw json.RawMessage) (args, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&a); err != nil {
-		return nil, badArg("the arguments must be a JSON object: %v", err)
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, badArg("the arguments must be a JSON object of named arguments: %v", err)
 	}
-	return a, nil
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, badArg("the arguments must be a JSON object of named arguments, not %s", jsonKind(v))
+	}
+	return args(m), nil
 }
 
 // has reports whether the call passed name with a non-null value.
@@ -118,6 +123,20 @@ func (a args) integer(name string, def int) (int, error) {
 		return int(f), nil
 	}
 	return 0, badArg("%s must be a whole number (for example 30), got %q", name, text)
+}
+
+// bounded is integer with the range lo..hi (inclusive) the tool states in
+// its description (intIn); a value outside it is an error naming the
+// argument, the range and the default.
+func (a args) bounded(name string, def, lo, hi int) (int, error) {
+	n, err := a.integer(name, def)
+	if err != nil {
+		return 0, err
+	}
+	if n < lo || n > hi {
+		return 0, badArg("%s must be from %d to %d (default %d), got %d", name, lo, hi, def, n)
+	}
+	return n, nil
 }
 
 // list returns the list argument name: a JSON array of strings, or one

@@ -311,6 +311,11 @@ func RenderSchedules(l *client.ScheduleList) string {
 	return b.String()
 }
 
+// agentUnauthorized is the suggestion of a 401 for the model: the key
+// itself was refused, which only an admin can change.
+const agentUnauthorized = "the gateway refused this tool server's key (unknown, revoked or expired); retrying will not help. " +
+	"Only an admin can register a new key: say in your answer that the AgentMail tools are not available, and go on without them."
+
 // RenderAPIError renders a gateway error for the model (W-9): status,
 // code, message, the field at fault and the gateway's suggestion, so the
 // model can change course instead of retrying blindly.
@@ -324,7 +329,12 @@ func RenderAPIError(e *client.APIError) string {
 	if e.Body.Field != "" {
 		fmt.Fprintf(&b, "Field: %s\n", e.Body.Field)
 	}
-	if e.Body.Suggestion != "" {
+	switch {
+	case e.Status == 401:
+		// The gateway's suggestion speaks to people ("sign in again"); an
+		// agent cannot sign in, so it gets what it can do (issue 19 item 3).
+		b.WriteString("Suggestion: " + agentUnauthorized + "\n")
+	case e.Body.Suggestion != "":
 		fmt.Fprintf(&b, "Suggestion: %s\n", e.Body.Suggestion)
 	}
 	if e.RetryAfter > 0 {

@@ -1,17 +1,42 @@
 package mcptools
 
+import (
+	"fmt"
+	"time"
+)
+
 // prop is one property of a tool's JSON input schema; str, integer, enum
 // and strList build the common ones. The tools' handlers live in
 // tools_<group>.go, one file per group of registerAll.
 type prop map[string]any
 
 func str(desc string) prop { return prop{"type": "string", "description": desc} }
-func integer(desc string) prop {
-	return prop{"type": "integer", "description": desc}
-}
 func enum(desc string, values ...string) prop {
 	return prop{"type": "string", "enum": values, "description": desc}
 }
+
+// intIn is an integer property with the range lo..hi and default def the
+// tool enforces (args.bounded), stated in the schema and the description.
+func intIn(desc string, lo, hi, def int) prop {
+	return prop{"type": "integer", "minimum": lo, "maximum": hi, "default": def,
+		"description": fmt.Sprintf("%s, %d to %d (default %d)", desc, lo, hi, def)}
+}
+
+// Limits the tools state in their descriptions and schemas (issue 19 item
+// 3). The gateway's own (internal/gateway MaxSubjectRunes, MaxBodyBytes,
+// DefaultSuggestLimit, MaxSuggestLimit, MaxRemindBeforeMinutes,
+// DefaultScheduleLimit) are mirrored here, since this package depends on
+// the client alone; TestToolLimitsMatchTheGateway checks they are equal.
+const (
+	inboxLimitDefault, inboxLimitMax     = 5, 50
+	suggestLimitDefault, suggestLimitMax = 10, 50
+	maxSubjectRunes                      = 500
+	maxBodyBytes                         = 1 << 20
+	maxRemindBeforeMinutes               = 366 * 24 * 60
+	defaultScheduleLimit                 = 50
+	maxCommandSeconds                    = 24 * 3600
+)
+
 func strList(desc string) prop {
 	return prop{"type": "array", "items": prop{"type": "string"}, "description": desc}
 }
@@ -37,7 +62,7 @@ func (s *Server) registerAll() {
 			"With status=unread (the default) exactly the listed mails are marked read; status=all never marks anything.",
 		object(map[string]prop{
 			"status":     enum("unread (default), read or all", "unread", "read", "all"),
-			"limit":      integer("how many mails at most, 1 to 50 (default 5)"),
+			"limit":      intIn("how many mails at most", 1, inboxLimitMax, inboxLimitDefault),
 			"importance": str("only mails of these importance levels, comma-separated: low, normal, high, urgent"),
 			"sort":       enum("date (default, newest first) or importance (most important first)", "date", "importance"),
 		}),
@@ -54,7 +79,8 @@ func (s *Server) registerAll() {
 		"Send a mail. Addresses are name@path.session: name@path goes to that agent's default session in that directory, "+
 			"name@path.new starts a new session, name@path.<alias> continues an existing session (never retried as .new), a bare name is a person. "+
 			"To answer a mail set reply_to to its mail_id (to and subject then default to the sender and \"Re: <subject>\"). "+
-			"Each mail you send in a session uses one round of its budget.",
+			"Each mail you send in a session uses one round of its budget. "+
+			fmt.Sprintf("The subject may have at most %d characters, the body at most %d bytes.", maxSubjectRunes, maxBodyBytes),
 		object(withMailOptions(map[string]prop{ // tools_acks.go: importance, ack_required
 			"to":             str("recipient address; optional when reply_to is set (defaults to the replied mail's sender)"),
 			"cc":             str("more recipients, separated by commas"),
@@ -65,7 +91,8 @@ func (s *Server) registerAll() {
 		}), "body"),
 		s.sendMail)
 	s.add("forward_mail",
-		"Forward a mail to someone else: a new thread with full addressing, quoting the original; body is your note.",
+		"Forward a mail to someone else: a new thread with full addressing, quoting the original; body is your note. "+
+			fmt.Sprintf("The subject may have at most %d characters, the body at most %d bytes.", maxSubjectRunes, maxBodyBytes),
 		object(map[string]prop{
 			"mail_id": str("the mail to forward"),
 			"to":      str("recipient address"),
@@ -93,7 +120,7 @@ func (s *Server) registerAll() {
 		"Find addresses (people, agents, directories, session aliases) matching a text, most recent first.",
 		object(map[string]prop{
 			"query": str("part of a name, directory or alias"),
-			"limit": integer("how many at most (default 10)"),
+			"limit": intIn("how many at most", 1, suggestLimitMax, suggestLimitDefault),
 		}, "query"),
 		s.suggestAddress)
 	s.add("list_contacts",
@@ -117,12 +144,13 @@ func (s *Server) registerAll() {
 	s.add("create_schedule",
 		"Create a reminder: at event_time minus remind_before_minutes a reminder mail goes to the recipients. "+
 			"event_time is RFC 3339 (2026-05-01T09:30:00+08:00, recommended), a local time without zone (2026-05-01 09:30), or a date alone (09:00 that day); "+
-			"natural language like \"tomorrow\" is refused.",
+			"natural language like \"tomorrow\" is refused. "+
+			fmt.Sprintf("The body may have at most %d bytes. The gateway keeps a limited number of reminders per owner (%d unless its operator set another; list_schedules shows the count and the limit).", maxBodyBytes, defaultScheduleLimit),
 		object(map[string]prop{
 			"title":                 str("what the reminder is about"),
 			"event_time":            str("when the event happens"),
 			"body":                  str("details for the reminder mail"),
-			"remind_before_minutes": integer("minutes before event_time to send the reminder (default 0)"),
+			"remind_before_minutes": intIn("minutes before event_time to send the reminder", 0, maxRemindBeforeMinutes, 0),
 			"recipients":            str("addresses separated by commas (default: you)"),
 		}, "title", "event_time"),
 		s.createSchedule)
@@ -133,12 +161,13 @@ func (s *Server) registerAll() {
 	s.add("update_schedule",
 		"Change a reminder. Only pass the fields you change: every field you pass replaces the stored one.",
 		object(map[string]prop{
-			"schedule_id":           str("from list_schedules"),
-			"title":                 str("new title"),
-			"event_time":            str("new event time (same formats as create_schedule)"),
-			"body":                  str("new details"),
-			"remind_before_minutes": integer("new lead time in minutes"),
-			"recipients":            str("new recipients, separated by commas"),
+			"schedule_id": str("from list_schedules"),
+			"title":       str("new title"),
+			"event_time":  str("new event time (same formats as create_schedule)"),
+			"body":        str("new details"),
+			"remind_before_minutes": prop{"type": "integer", "minimum": 0, "maximum": maxRemindBeforeMinutes,
+				"description": fmt.Sprintf("new lead time in minutes, 0 to %d", maxRemindBeforeMinutes)},
+			"recipients": str("new recipients, separated by commas"),
 		}, "schedule_id"),
 		s.updateSchedule)
 	s.add("delete_schedule",
@@ -147,11 +176,11 @@ func (s *Server) registerAll() {
 		s.deleteSchedule)
 	s.add("run_command",
 		"Run a shell command (bash -c) on this machine, by default in the session's directory. Returns the exit code, stdout and stderr "+
-			"(each cut after 16000 characters). Depending on the permission tier it is refused, runs at once, or first asks the person by mail and waits for the decision.",
+			fmt.Sprintf("(each cut after %d characters). Depending on the permission tier it is refused, runs at once, or first asks the person by mail and waits for the decision.", MaxOutputChars),
 		object(map[string]prop{
 			"command":         str("the bash command line"),
 			"cwd":             str("working directory (default: the session's directory)"),
-			"timeout_seconds": integer("kill the command after this many seconds (default 600)"),
+			"timeout_seconds": intIn("kill the command after this many seconds", 1, maxCommandSeconds, int(DefaultCommandTimeout/time.Second)),
 		}, "command"),
 		s.runCommand)
 	s.add("write_file",

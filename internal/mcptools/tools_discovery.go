@@ -18,12 +18,9 @@ func (s *Server) suggestAddress(ctx context.Context, a args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	limit, err := a.integer("limit", 10)
+	limit, err := a.bounded("limit", suggestLimitDefault, 1, suggestLimitMax)
 	if err != nil {
 		return "", err
-	}
-	if limit < 1 || limit > 50 {
-		return "", badArg("limit must be between 1 and 50, got %d", limit)
 	}
 	l, err := s.gateway().Suggest(ctx, q, limit)
 	if err != nil {

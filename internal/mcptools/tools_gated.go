@@ -23,12 +23,9 @@ func (s *Server) runCommand(ctx context.Context, a args) (string, error) {
 	if strings.TrimSpace(command) == "" {
 		return "", badArg("command is required: the bash command line to run")
 	}
-	secs, err := a.integer("timeout_seconds", int(DefaultCommandTimeout/time.Second))
+	secs, err := a.bounded("timeout_seconds", int(DefaultCommandTimeout/time.Second), 1, maxCommandSeconds)
 	if err != nil {
 		return "", err
-	}
-	if secs < 1 || secs > 24*3600 {
-		return "", badArg("timeout_seconds must be between 1 and 86400, got %d", secs)
 	}
 	timeout := time.Duration(secs) * time.Second
 	cwd, err := a.str("cwd")

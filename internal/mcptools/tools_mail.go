@@ -20,12 +20,9 @@ func (s *Server) readInbox(ctx context.Context, a args) (string, error) {
 	if status != "unread" && status != "read" && status != "all" {
 		return "", badArg("status must be unread, read or all, got %q", status)
 	}
-	limit, err := a.integer("limit", 5)
+	limit, err := a.bounded("limit", inboxLimitDefault, 1, inboxLimitMax)
 	if err != nil {
 		return "", err
-	}
-	if limit < 1 || limit > 50 {
-		return "", badArg("limit must be between 1 and 50, got %d", limit)
 	}
 	// T-1.3: exactly the listed mails are marked read, and nothing when
 	// status=all.

@@ -23,7 +23,7 @@ func (s *Server) createSchedule(ctx context.Context, a args) (string, error) {
 	}
 	req := client.CreateScheduleRequest{Title: title, EventTime: when, Body: body}
 	if a.has("remind_before_minutes") {
-		n, err := a.integer("remind_before_minutes", 0)
+		n, err := a.bounded("remind_before_minutes", 0, 0, maxRemindBeforeMinutes)
 		if err != nil {
 			return "", err
 		}
@@ -80,7 +80,7 @@ func (s *Server) updateSchedule(ctx context.Context, a args) (string, error) {
 		changed++
 	}
 	if a.has("remind_before_minutes") {
-		n, err := a.integer("remind_before_minutes", 0)
+		n, err := a.bounded("remind_before_minutes", 0, 0, maxRemindBeforeMinutes)
 		if err != nil {
 			return "", err
 		}

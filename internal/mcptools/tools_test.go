@@ -150,7 +150,7 @@ func TestReadInboxDefaultsToFiveUnreadAndMarksExactlyThose(t *testing.T) {
 		t.Errorf("status=all must ask with mark_read=false: %v", h.fg.requests)
 	}
 	h.mustFail("read_inbox", map[string]any{"status": "new"}, "status must be unread, read or all")
-	h.mustFail("read_inbox", map[string]any{"limit": 0}, "limit must be between 1 and 50")
+	h.mustFail("read_inbox", map[string]any{"limit": 0}, "limit must be from 1 to 50 (default 5), got 0")
 }
 
 func TestReadMailAndThread(t *testing.T) {
