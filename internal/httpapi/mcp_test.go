@@ -161,3 +161,57 @@ func TestMCPOverHTTPRefusals(t *testing.T) {
 		t.Errorf("alpha's session with beta's key: %d", resp.StatusCode)
 	}
 }
+
+// Issue 19 item 4: the inbox, a mail and a thread as read-only resources,
+// declared in the capabilities; a mail that does not exist and another
+// agent's mail answer the same "not found", and reading marks nothing read.
+func TestMCPResources(t *testing.T) {
+	e := newEnv(t)
+	alpha := e.agent("alpha")
+	beta := e.agent("beta")
+	bob := e.person("bob")
+	sent, err := bob.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@/tmp/w.new", Subject: "for alpha", Body: "the plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := bob.MeSend(e.ctx(), client.SendMailRequest{To: "beta@/tmp/w.new", Subject: "for beta only", Body: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.mcpSession("test-key-alpha-0123456789abcdef")
+	if c := s.InitializeResult().Capabilities; c.Resources == nil || c.Resources.Subscribe || c.Resources.ListChanged {
+		t.Errorf("resources capability: %+v", c.Resources)
+	}
+	read := func(uri string) (string, error) {
+		res, err := s.ReadResource(e.ctx(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, c := range res.Contents {
+			b.WriteString(c.Text)
+		}
+		return b.String(), nil
+	}
+	mailID := sent.MailID
+	for _, uri := range []string{mcptools.ResourceInbox, "agentmail://mail/" + mailID, "agentmail://thread/" + mailID} {
+		text, err := read(uri)
+		if err != nil || !strings.Contains(text, "for alpha") {
+			t.Errorf("%s: %v %q", uri, err, text)
+		}
+	}
+	_, errMissing := read("agentmail://mail/m_does_not_exist")
+	_, errOther := read("agentmail://mail/" + other.MailID)
+	if errMissing == nil || errOther == nil || errMissing.Error() != strings.ReplaceAll(errOther.Error(), other.MailID, "m_does_not_exist") {
+		t.Errorf("missing: %v; another agent's: %v", errMissing, errOther)
+	}
+	if _, err := read("agentmail://nothing"); err == nil {
+		t.Error("an undeclared resource answered")
+	}
+	for name, c := range map[string]*client.Client{"alpha": alpha, "beta": beta} {
+		l, err := c.Inbox(e.ctx(), client.InboxQuery{Status: "unread", MarkRead: new(bool)})
+		if err != nil || len(l.Mails) != 1 {
+			t.Errorf("%s's unread mail after the resource reads: %+v %v", name, l, err)
+		}
+	}
+}

@@ -139,10 +139,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentmail", Version: Version}, &mcp.ServerOptions{
 		Logger:       s.log,
-		Capabilities: &mcp.ServerCapabilities{},
+		// Tools are added to these by the SDK; resources without
+		// subscribe or listChanged (resources.go).
+		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
 		Instructions: instructions,
 	})
 	s.registerAll()
+	s.registerResources()
 	return s, nil
 }
 
