@@ -44,6 +44,10 @@ if [ -f web/package-lock.json ]; then
   fi
 fi
 
+# The third-party MCP clients of the MCP tests (conformance suite, inspector),
+# pinned, into .cache/tools.
+scripts/mcp-tools.sh
+
 if [ -x scripts/install-platforms.sh ]; then
   scripts/install-platforms.sh
 fi

@@ -100,6 +100,11 @@ if ! scripts/deps.sh; then
 fi
 before=$(checkout_state)
 
+# The MCP client tests of internal/mcptools (the conformance suite against
+# /mcp, the inspector CLI over stdio and HTTP) run in the go test steps with
+# the clients scripts/mcp-tools.sh installed; here their absence fails.
+export AGENTMAIL_REQUIRE_MCP_TOOLS=1
+
 step "gofmt" gofmt_clean
 step "go vet" go vet ./...
 step "go test (SQLite)" go test -race -count=1 -timeout 40m ./...

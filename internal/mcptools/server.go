@@ -138,7 +138,7 @@ func New(opts Options) (*Server, error) {
 		instructions = HTTPInstructions
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentmail", Version: Version}, &mcp.ServerOptions{
-		Logger:       s.log,
+		Logger: s.log,
 		// Tools are added to these by the SDK; resources without
 		// subscribe or listChanged (resources.go).
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}},
