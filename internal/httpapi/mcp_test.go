@@ -215,3 +215,33 @@ func TestMCPResources(t *testing.T) {
 		}
 	}
 }
+
+// A turn token may use /mcp, narrowed to its session: the tools see that
+// session's mail and not another's, and session_participants defaults to it.
+func TestMCPOverHTTPWithATurnToken(t *testing.T) {
+	e := newEnv(t)
+	alpha := e.agent("alpha")
+	bob := e.person("bob")
+	in, err := bob.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@/tmp/w.new", Subject: "this turn", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := bob.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@/tmp/w.new", Subject: "another session", Body: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := alpha.CreateTurnToken(e.ctx(), in.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.mcpSession(tok.Token)
+	if text, isErr := callText(t, s, "read_thread", map[string]any{"mail_id": in.MailID}); isErr || !strings.Contains(text, "this turn") {
+		t.Errorf("read_thread of the token's session: %v %q", isErr, text)
+	}
+	if text, isErr := callText(t, s, "read_mail", map[string]any{"mail_id": out.MailID}); !isErr || strings.Contains(text, "another session") {
+		t.Errorf("read_mail of another session: %v %q", isErr, text)
+	}
+	if text, isErr := callText(t, s, "session_participants", nil); isErr || !strings.Contains(text, "bob") {
+		t.Errorf("session_participants without session_id: %v %q", isErr, text)
+	}
+}
