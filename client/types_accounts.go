@@ -31,6 +31,9 @@ type Me struct {
 	Role      string `json:"role" enum:"admin,user"`
 	AuthKind  string `json:"auth_kind" enum:"cookie,user_key"`
 	CSRFToken string `json:"csrf_token,omitempty"`
+	// Language is the person's language, "en" (default) or "zh": texts the
+	// gateway and bridges write for the person follow it (issue 18).
+	Language string `json:"language" enum:"en,zh"`
 	// The email channel (issue 20). EmailAvailable is whether this gateway
 	// sends email at all. Email is the verified address notifications go
 	// to ("" none), confirmed at EmailVerifiedAt; EmailPending an address
@@ -47,11 +50,12 @@ type Me struct {
 }
 
 // UpdateMeRequest is the body of PATCH /api/v1/me (issue 20); absent
-// fields stay. Email sets the address to notify (a 6-digit code and a link
+// fields stay. Language sets the person's language ("en" or "zh"). Email sets the address to notify (a 6-digit code and a link
 // are mailed to it; it takes effect once confirmed with POST
 // /api/v1/me/email/verify); "" removes the address. EmailNotify is "all",
 // "permission" or "none".
 type UpdateMeRequest struct {
+	Language    *string `json:"language,omitempty" enum:"en,zh"`
 	Email       *string `json:"email,omitempty"`
 	EmailNotify *string `json:"email_notify,omitempty"`
 }

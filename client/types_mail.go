@@ -47,6 +47,20 @@ type SendMailRequest struct {
 	// who may be written to.
 	AckRequired      bool `json:"ack_required,omitempty"`
 	AckWithinMinutes int  `json:"ack_within_minutes,omitempty" bounds:"minimum=0,maximum=43200"`
+	// Translations are the mail in the readers' languages (issue 18): when
+	// every recipient is a person and they share a language given here,
+	// that translation's subject (when not empty) and body are stored
+	// instead of Subject and Body, which agents read. Bridges send failure
+	// reports this way. At most one each for "en" and "zh".
+	Translations []MailTranslation `json:"translations,omitempty"`
+}
+
+// MailTranslation is one language's form of a mail: Language "en" or
+// "zh", Subject and Body under the limits of a mail's own.
+type MailTranslation struct {
+	Language string `json:"language" enum:"en,zh"`
+	Subject  string `json:"subject"`
+	Body     string `json:"body"`
 }
 
 // SendMailResponse answers a send or forward (W-5). Status is "sent", or

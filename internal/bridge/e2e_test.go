@@ -280,9 +280,22 @@ func TestE2EFailureReportIsARelayKeyedModelFailure(t *testing.T) {
 	startE2EBridge(t, g, fake, nil, nil)
 	sent := g.send(t, addr(workdir(t, "p")), "do something")
 	m := g.WaitMail("the failure report", isRelayReplyTo(sent.MailID))
-	if m.MailType != client.MailTypeFailureReport || m.Relay != client.RelaySummary || m.Subject != "处理失败: do something" ||
-		!strings.Contains(m.Body, "400 model does not exist") {
+	// admin's language is English (the default): the report is English,
+	// without the seed's Chinese words and without endpoints (issue 18).
+	if m.MailType != client.MailTypeFailureReport || m.Relay != client.RelaySummary || m.Subject != "Failed: do something" ||
+		!strings.Contains(m.Body, "400 model does not exist") || !strings.Contains(m.Body, "could not handle your mail") ||
+		strings.Contains(m.Body, "这封") || strings.Contains(m.Body, "/api/") {
 		t.Fatalf("failure report = %+v", m)
+	}
+	// The same person with Chinese as their language reads it in Chinese.
+	zh := "zh"
+	if me, err := g.Admin.UpdateMe(context.Background(), client.UpdateMeRequest{Language: &zh}); err != nil || me.Language != "zh" {
+		t.Fatalf("setting the language: %+v, %v", me, err)
+	}
+	sentZh := g.send(t, addr(workdir(t, "q")), "再试一次")
+	mz := g.WaitMail("the Chinese failure report", isRelayReplyTo(sentZh.MailID))
+	if mz.Subject != "处理失败: 再试一次" || !strings.Contains(mz.Body, "未能处理你的邮件") || !strings.Contains(mz.Body, "400 model does not exist") {
+		t.Fatalf("Chinese failure report = %+v", mz)
 	}
 	s, _ := g.Admin.MeSession(context.Background(), sent.SessionID)
 	if s.UsedRounds != 0 {

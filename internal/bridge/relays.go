@@ -107,7 +107,8 @@ func replySubject(s string) string {
 }
 
 // sendFailure is B-6: a failure report to the sender, subject
-// "处理失败: <subject>", listing every route tried and where to adjust, as a
+// "处理失败: <subject>" (people read FailureTranslations in their language),
+// listing every route tried and where to adjust, as a
 // relay summary with relay_key "model-failure:<mail_id>" and mail_type
 // failure_report. The failure is logged as well (B-6.4). A sender that is
 // neither a person nor an agent (a reminder) gets no mail; the log remains.
@@ -136,6 +137,9 @@ func (b *Bridge) sendFailure(ctx context.Context, in incoming, r FailureReport) 
 		Relay:    client.RelaySummary,
 		RelayKey: FailureRelayKey(in.MailID),
 		MailType: client.MailTypeFailureReport,
+
+		// People read it in their language (failuretext.go); agents the seed's form.
+		Translations: FailureTranslations(in.Subject, r),
 	})
 	if err != nil {
 		log.Error("handling failed and the failure report could not be sent", "stage", r.Stage, "err", err)

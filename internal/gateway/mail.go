@@ -58,6 +58,7 @@ type sendSpec struct {
 	// delegation relay (relayrules.go).
 	fromWorkspace string
 	delegation    bool
+	translations  []client.MailTranslation // per-language subject and body for people (language.go)
 }
 
 // Send stores a mail from the principal (POST /mail/send for agents, W-5;
@@ -95,7 +96,8 @@ func (s *Service) Send(ctx context.Context, p *Principal, req client.SendMailReq
 func (s *Service) parseSend(p *Principal, req client.SendMailRequest) (*sendSpec, error) {
 	spec := &sendSpec{toRaw: strings.TrimSpace(req.To), subject: strings.TrimSpace(req.Subject), body: req.Body,
 		replyTo: strings.TrimSpace(req.ReplyTo), sessionAlias: req.SessionAlias, attachmentIDs: req.AttachmentIDs,
-		relay: req.Relay, relayKey: strings.TrimSpace(req.RelayKey), mailType: req.MailType, roundBudget: req.RoundBudget}
+		relay: req.Relay, relayKey: strings.TrimSpace(req.RelayKey), mailType: req.MailType, roundBudget: req.RoundBudget,
+		translations: req.Translations}
 	if err := s.parseAddresses(spec, req.Cc); err != nil {
 		return nil, err
 	}
@@ -103,6 +105,9 @@ func (s *Service) parseSend(p *Principal, req client.SendMailRequest) (*sendSpec
 		return nil, err
 	}
 	if err := parseMailOptions(req, spec); err != nil { // acks.go
+		return nil, err
+	}
+	if err := checkTranslations(spec.translations); err != nil {
 		return nil, err
 	}
 	switch spec.relay {
@@ -395,8 +400,12 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	if parent != nil {
 		parentID = parent.MailID
 	}
+	subject, body, err := pickTranslation(ctx, tx.Q, recips, spec.translations, subject, spec.body)
+	if err != nil {
+		return nil, err
+	}
 	created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: parentID, From: from, Subject: subject,
-		Body: spec.body, MailType: spec.mailType, Relay: spec.relay, RelayKey: spec.relayKey, Recipients: recips,
+		Body: body, MailType: spec.mailType, Relay: spec.relay, RelayKey: spec.relayKey, Recipients: recips,
 		AttachmentIDs: spec.attachmentIDs, Importance: spec.importance, AckRequired: spec.ackRequired, AckWithin: spec.ackWithin})
 	if err != nil {
 		return nil, err

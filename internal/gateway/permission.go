@@ -235,7 +235,11 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 			e := req.ExpiresAt.UTC().Truncate(time.Millisecond)
 			expires = &e
 		}
-		body := permissionMailBody(req, options, scope, argsHash, expires)
+		words, _, err := wordsFor(ctx, tx.Q, partyNames(people)) // persontext.go
+		if err != nil {
+			return err
+		}
+		body := permissionMailBody(words, req, options, scope, argsHash, expires)
 		// The request sits in the conversation tree under the mail the agent
 		// is working on: the newest mail of the session addressed to it.
 		parent, err := tx.LatestMailTo(ctx, sess.SessionID, p.Name)
@@ -243,7 +247,7 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 			return err
 		}
 		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, From: from, ParentMailID: parent,
-			Subject: permissionSubject(req), Body: body,
+			Subject: permissionSubject(words, req), Body: body,
 			MailType: client.MailTypePermissionRequest, Relay: client.RelayPermission, RelayKey: req.RelayKey,
 			Recipients: people})
 		if err != nil {
@@ -314,13 +318,13 @@ func requestScope(asked, workspace string) (string, error) {
 // and what will run (ToolSummary of the tool and its arguments, as the
 // gateway computes it), so that lists lead with the call and not with the
 // agent's own words; the question's first line only when the request names
-// neither tool nor input.
-func permissionSubject(req client.PermissionRequest) string {
+// neither tool nor input. w is the wording in the people's language.
+func permissionSubject(w personWords, req client.PermissionRequest) string {
 	what := ToolSummary(req.Tool, req.ToolInput)
 	if what == "" {
 		what = truncateRunes(firstLineOf(req.Question), 200)
 	}
-	return "Permission request: " + what
+	return w.permSubject + ": " + what
 }
 
 // permissionMailBody is the Markdown body of a request mail (B-8.4). It
@@ -328,16 +332,16 @@ func permissionSubject(req client.PermissionRequest) string {
 // the exact arguments, the scope and the arguments' hash. The agent's own
 // question and context follow, quoted and marked as the agent's words,
 // since an agent can write a harmless question for a dangerous call. Then
-// the expiry and how to answer.
-func permissionMailBody(req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
+// the expiry and how to answer, in w's language.
+func permissionMailBody(w personWords, req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
 	var b strings.Builder
 	if what := ToolSummary(req.Tool, req.ToolInput); what != "" {
-		fmt.Fprintf(&b, "**Will run:**\n\n%s", fenced("text", what))
+		fmt.Fprintf(&b, "%s\n\n%s", w.willRun, fenced("text", what))
 	} else {
-		b.WriteString("**The agent names no tool call**: nothing below says what would run; only its own words do.\n")
+		b.WriteString(w.noToolCall + "\n")
 	}
 	if req.Tool != "" {
-		fmt.Fprintf(&b, "\nTool: %s\n", inlineCode(req.Tool))
+		fmt.Fprintf(&b, "\n%s: %s\n", w.tool, inlineCode(req.Tool))
 	}
 	if req.ToolInput != nil {
 		if canon, err := CanonicalJSON(req.ToolInput); err == nil {
@@ -346,26 +350,25 @@ func permissionMailBody(req client.PermissionRequest, options []string, scope, a
 			if len(shown) > maxShown {
 				shown = shown[:maxShown] + " …"
 			}
-			fmt.Fprintf(&b, "\nArguments:\n\n%s", fenced("json", shown))
+			fmt.Fprintf(&b, "\n%s:\n\n%s", w.arguments, fenced("json", shown))
 		}
 	}
 	if scope != "" {
-		fmt.Fprintf(&b, "\nScope: %s\n", inlineCode(scope))
+		fmt.Fprintf(&b, "\n%s: %s\n", w.scope, inlineCode(scope))
 	}
 	if argsHash != "" {
-		fmt.Fprintf(&b, "Arguments hash: `%s`\n", argsHash)
+		fmt.Fprintf(&b, "%s: `%s`\n", w.argsHash, argsHash)
 	}
-	b.WriteString("\nThe agent's own words (not checked by AgentMail):\n\n")
+	b.WriteString("\n" + w.agentsWords + "\n\n")
 	b.WriteString(quoted(req.Question))
 	if strings.TrimSpace(req.Context) != "" {
 		b.WriteString(">\n")
 		b.WriteString(quoted(strings.TrimSpace(req.Context)))
 	}
 	if expires != nil {
-		fmt.Fprintf(&b, "\nUnanswered by %s, it is denied.\n", expires.Format(time.RFC3339))
+		fmt.Fprintf(&b, "\n"+w.unansweredBy+"\n", expires.Format(time.RFC3339))
 	}
-	fmt.Fprintf(&b, "\nOptions: %s. Reply with 同意 / approve / yes to allow once, 一直同意 / always to allow this tool "+
-		"in this scope from now on; any other answer denies.\n", strings.Join(options, " / "))
+	fmt.Fprintf(&b, "\n"+w.howToAnswer+"\n", strings.Join(options, " / "))
 	return b.String()
 }
 

@@ -118,14 +118,32 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
+	rs, err := tx.RecipientsOf(ctx, []string{row.MailID})
+	if err != nil {
+		return nil, err
+	}
 	decisionMailID := in.mailID
 	if decisionMailID == "" {
 		reqMail, err := tx.GetMail(ctx, row.MailID)
 		if err != nil {
 			return nil, err
 		}
+		// The decider reads it in the tree: their language; the people asked on a timeout.
+		readers := []string{in.decidedBy}
+		if in.via == DecidedViaTimeout {
+			readers = nil
+			for _, r := range rs[row.MailID] {
+				if r.Kind == store.KindPerson {
+					readers = append(readers, r.Name)
+				}
+			}
+		}
+		words, lang, err := wordsFor(ctx, tx.Q, readers) // persontext.go
+		if err != nil {
+			return nil, err
+		}
 		created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: row.MailID, From: in.from,
-			Subject: replySubject(reqMail.Subject), Body: decisionMailBody(in, approved, always, row, agentWS),
+			Subject: replySubject(reqMail.Subject), Body: decisionMailBody(words, lang, in, approved, always, row, agentWS),
 			MailType:   client.MailTypePermissionDecision,
 			Recipients: []Party{{Name: row.AgentName, Kind: store.KindAgent, Workspace: agentWS, Role: "to"}}})
 		if err != nil {
@@ -158,10 +176,6 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 		Approved: approved, Always: always, Note: d.Note, DecidedBy: d.DecidedBy, SessionID: row.SessionID,
 		RelayKey: row.RelayKey, RelayKind: client.RelayPermission, ArgsHash: row.ArgsHash}
 	recipients := []string{row.AgentName}
-	rs, err := tx.RecipientsOf(ctx, []string{row.MailID})
-	if err != nil {
-		return nil, err
-	}
 	for _, r := range rs[row.MailID] {
 		if r.Kind == store.KindPerson {
 			recipients = append(recipients, r.Name)
@@ -180,24 +194,24 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 
 // decisionMailBody is the body of a decision mail written by the gateway
 // (API decisions and timeouts): the verdict, then, for a person's answer,
-// what the gateway understood and why (ReadDecision), then the note.
-func decisionMailBody(in decisionInput, approved, always bool, row store.PermissionRow, agentWS string) string {
+// what the gateway understood and why (ReadDecision), then the note; in
+// w's language (lang).
+func decisionMailBody(w personWords, lang string, in decisionInput, approved, always bool, row store.PermissionRow, agentWS string) string {
 	var b strings.Builder
 	switch {
 	case in.via == DecidedViaTimeout:
-		b.WriteString("Denied: nobody decided before the request expired.")
+		b.WriteString(w.deniedTimeout)
 	case always && grantable(row, agentWS):
-		fmt.Fprintf(&b, "Approved, always: %s may use `%s` in `%s` from now on, without asking, in sessions where %s is the only person.",
-			row.AgentName, row.Tool, agentWS, in.decidedBy)
+		fmt.Fprintf(&b, w.approvedAlway, row.AgentName, row.Tool, agentWS, in.decidedBy)
 	case always:
-		b.WriteString("Approved once: no always-allow grant was stored, because the request names no tool or the agent has no workspace in this session.")
+		b.WriteString(w.approvedOnce)
 	case approved:
-		b.WriteString("Approved.")
+		b.WriteString(w.approved)
 	default:
-		b.WriteString("Denied.")
+		b.WriteString(w.denied)
 	}
 	if in.via != DecidedViaTimeout {
-		fmt.Fprintf(&b, "\nThe answer %q was %s.", in.word, ReadDecision(in.word).Reason)
+		fmt.Fprintf(&b, "\n"+w.readAs, in.word, readingIn(lang, in.word))
 	}
 	if in.note != "" {
 		b.WriteString("\n\n")

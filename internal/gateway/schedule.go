@@ -465,9 +465,13 @@ func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.Schedule
 			}
 		}
 	}
-	body := fmt.Sprintf("Reminder: %s\n\nWhen: %s", row.Title, row.EventTime.In(s.Config.ScheduleZone).Format(time.RFC3339))
+	w, _, err := wordsFor(ctx, tx.Q, partyNames(recips)) // persontext.go: the people's language
+	if err != nil {
+		return "", err
+	}
+	body := fmt.Sprintf(w.reminder+"\n\n"+w.when, row.Title, row.EventTime.In(s.Config.ScheduleZone).Format(time.RFC3339))
 	if row.RemindBeforeMinutes > 0 {
-		body += fmt.Sprintf(" (in %d minutes)", row.RemindBeforeMinutes)
+		body += fmt.Sprintf(w.inMinutes, row.RemindBeforeMinutes)
 	}
 	if strings.TrimSpace(row.Body) != "" {
 		body += "\n\n" + row.Body

@@ -17,7 +17,7 @@ import (
 func emailRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "PATCH", Path: p + "/me", Auth: AuthPerson, Summary: "Set the person's email address (a code is mailed to it) or notification preference",
+		{Method: "PATCH", Path: p + "/me", Auth: AuthPerson, Summary: "Set the person's language, email address (a code is mailed to it) or notification preference",
 			Request: client.UpdateMeRequest{}, Response: client.Me{}, Status: 200, Errors: []int{400, 401, 403, 409, 429, 500, 503}, Handler: (*Server).handleUpdateMe},
 		{Method: "POST", Path: p + "/me/email/verify", Auth: AuthPerson, Summary: "Confirm the pending email address with the mailed code or link token",
 			Request: client.VerifyEmailRequest{}, Response: client.Me{}, Status: 200, Errors: []int{400, 401, 403, 409, 500, 503}, Handler: (*Server).handleVerifyEmail},
@@ -35,7 +35,11 @@ func (s *Server) me(r *http.Request) (client.Me, error) {
 	if p.AuthKind == gateway.AuthCookie {
 		me.CSRFToken = p.CSRFToken
 	}
-	var err error
+	lang, err := s.svc.Language(r.Context(), p.Name)
+	if err != nil {
+		return me, err
+	}
+	me.Language = lang
 	if s.email != nil {
 		err = s.email.Fill(r.Context(), p.Name, &me)
 	} else {
@@ -48,6 +52,14 @@ func (s *Server) handleUpdateMe(w http.ResponseWriter, r *http.Request) error {
 	var req client.UpdateMeRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
+	}
+	if req.Language != nil {
+		if err := s.svc.SetLanguage(r.Context(), PrincipalOf(r), *req.Language); err != nil {
+			return err
+		}
+	}
+	if req.Email == nil && req.EmailNotify == nil {
+		return s.writeMe(w, r)
 	}
 	if s.email == nil {
 		return emailchannel.Unavailable()

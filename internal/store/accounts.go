@@ -223,3 +223,20 @@ func (q *Q) DeleteExpiredAuthSessions(ctx context.Context, now time.Time) (int64
 	}
 	return res.RowsAffected()
 }
+
+// UserLanguage answers a person's language ("en" or "zh", issue 18), or
+// ErrNotFound when there is no such person.
+func (q *Q) UserLanguage(ctx context.Context, username string) (string, error) {
+	var lang string
+	err := q.QueryRow(ctx, `SELECT language FROM users WHERE username = ?`, username).Scan(&lang)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return lang, err
+}
+
+// SetUserLanguage stores a person's language; the caller checks the value.
+func (q *Q) SetUserLanguage(ctx context.Context, username, lang string) error {
+	_, err := q.Exec(ctx, `UPDATE users SET language = ? WHERE username = ?`, lang, username)
+	return err
+}

@@ -5,7 +5,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import { api, ApiError, isNetworkError, setReachabilityHandler } from './api/client'
 import { connectLive, type LiveState } from './api/events'
 import type { Counts, EventName, Mail, Me } from './api/types'
-import { activeTranslate } from './i18n'
+import { activeTranslate, isLang, onLangChosen, useI18n } from './i18n'
 import type { Action } from './lib/shortcuts'
 import { withoutRuleCodes } from './lib/text'
 
@@ -154,6 +154,19 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
     },
     [dismiss],
   )
+
+  // The account's language is the page's once signed in; the switch saves
+  // a new choice to the account, so mails and reports follow it too.
+  const { adoptLang } = useI18n()
+  useEffect(() => {
+    if (isLang(me.language)) adoptLang(me.language)
+  }, [me.language, adoptLang])
+  useEffect(() => {
+    onLangChosen((l) => {
+      api.updateMe({ language: l }).catch((e: unknown) => notify(errorText(e), 'error'))
+    })
+    return () => onLangChosen(null)
+  }, [notify])
 
   const setKeyHandlers = useCallback((h: Partial<Record<Action, () => void>>) => {
     keyHandlers.current = h

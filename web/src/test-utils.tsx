@@ -41,7 +41,7 @@ export type FakeApp = AppState & {
 /** fakeApp builds the page-wide state of a signed-in person named alice. */
 export function fakeApp(over: Partial<AppState> = {}): FakeApp {
   const app = {
-    me: { username: 'alice', role: 'admin', auth_kind: 'cookie', email_available: false, email: '', email_notify: 'permission' },
+    me: { username: 'alice', role: 'admin', auth_kind: 'cookie', language: 'en', email_available: false, email: '', email_notify: 'permission' },
     counts: { unread: 0, pending_permissions: 0 },
     refreshCounts: vi.fn(),
     live: 'open',

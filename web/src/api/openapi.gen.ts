@@ -597,7 +597,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Set the person's email address (a code is mailed to it) or notification preference */
+        /** Set the person's language, email address (a code is mailed to it) or notification preference */
         patch: operations["patchMe"];
         trace?: never;
     };
@@ -1745,6 +1745,12 @@ export interface components {
             next_cursor?: string;
             unread: number;
         };
+        MailTranslation: {
+            body: string;
+            /** @enum {string} */
+            language: "en" | "zh";
+            subject: string;
+        };
         MarkReadRequest: {
             mail_ids: string[];
             unread?: boolean;
@@ -1766,6 +1772,8 @@ export interface components {
             email_pending_expires_at?: string | null;
             /** Format: date-time */
             email_verified_at?: string | null;
+            /** @enum {string} */
+            language: "en" | "zh";
             /** @enum {string} */
             role: "admin" | "user";
             username: string;
@@ -2031,6 +2039,7 @@ export interface components {
             session_alias?: string;
             subject: string;
             to: string;
+            translations?: components["schemas"]["MailTranslation"][];
         };
         SendMailResponse: {
             budget_max: number;
@@ -2129,6 +2138,8 @@ export interface components {
         UpdateMeRequest: {
             email?: string | null;
             email_notify?: string | null;
+            /** @enum {string|null} */
+            language?: "en" | "zh" | null;
         };
         UpdateScheduleRequest: {
             body?: string | null;

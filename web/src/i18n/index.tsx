@@ -54,7 +54,10 @@ export function activeTranslate(): Translate {
 
 interface I18n {
   lang: Lang
+  /** setLang is the language switch: the page's language, and the signed-in person's account language. */
   setLang: (l: Lang) => void
+  /** adoptLang shows l without telling the account (the account's own language, on sign-in). */
+  adoptLang: (l: Lang) => void
   t: Translate
   /** BCP 47 tag for Intl formatting. */
   locale: string
@@ -63,25 +66,48 @@ interface I18n {
 const Ctx = createContext<I18n>({
   lang: 'en',
   setLang: () => {},
+  adoptLang: () => {},
   t: translator('en'),
   locale: 'en',
 })
+
+let langChosen: ((l: Lang) => void) | null = null
+
+/**
+ * onLangChosen registers what the language switch also does (save the
+ * signed-in person's account language); null removes it.
+ */
+export function onLangChosen(fn: ((l: Lang) => void) | null) {
+  langChosen = fn
+}
+
+/** isLang says whether s is a page language. */
+export function isLang(s: unknown): s is Lang {
+  return typeof s === 'string' && (LANGS as readonly string[]).includes(s)
+}
 
 /** I18nProvider holds the chosen language and keeps <html lang> in step. */
 export function I18nProvider({ children }: { children: ReactNode }) {
   const [lang, setLangState] = useState<Lang>(initialLang)
   activeLang = lang
-  const setLang = useCallback((l: Lang) => {
+  const adoptLang = useCallback((l: Lang) => {
     save('lang', l)
     setLangState(l)
   }, [])
+  const setLang = useCallback(
+    (l: Lang) => {
+      adoptLang(l)
+      langChosen?.(l)
+    },
+    [adoptLang],
+  )
   useEffect(() => {
     document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en'
     document.title = DICTS[lang]['app.name']
   }, [lang])
   const value = useMemo(
-    () => ({ lang, setLang, t: translator(lang), locale: lang === 'zh' ? 'zh-CN' : 'en' }),
-    [lang, setLang],
+    () => ({ lang, setLang, adoptLang, t: translator(lang), locale: lang === 'zh' ? 'zh-CN' : 'en' }),
+    [lang, setLang, adoptLang],
   )
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>
 }

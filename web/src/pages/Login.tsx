@@ -8,7 +8,7 @@ import { errorText } from '../state'
 
 /** Login signs a person in with POST /api/v1/auth/login (sets the session cookie). */
 export function Login({ onLogin }: { onLogin: (me: Me) => void }) {
-  const { t } = useI18n()
+  const { t, lang } = useI18n()
   const [username, setUsername] = useState('')
   const [password, setPassword] = useState('')
   const [busy, setBusy] = useState(false)
@@ -18,7 +18,20 @@ export function Login({ onLogin }: { onLogin: (me: Me) => void }) {
     setErr('')
     try {
       const r = await api.login(username.trim(), password)
-      onLogin({ username: r.username, role: r.role, auth_kind: 'cookie', csrf_token: r.csrf_token, email_available: false, email: '', email_notify: 'permission' })
+      // The whole account (its language among it); the login's own answer if that cannot be read.
+      const me = await api.me().catch(() => null)
+      onLogin(
+        me ?? {
+          username: r.username,
+          role: r.role,
+          auth_kind: 'cookie',
+          csrf_token: r.csrf_token,
+          language: lang,
+          email_available: false,
+          email: '',
+          email_notify: 'permission',
+        },
+      )
     } catch (e) {
       setErr(e instanceof ApiError && (e.status === 401 || e.status === 403) ? t('login.failed') : errorText(e))
     } finally {

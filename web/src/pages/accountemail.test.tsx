@@ -14,7 +14,7 @@ const me = vi.mocked(api.me)
 const update = vi.mocked(api.updateMe)
 const verify = vi.mocked(api.verifyEmail)
 
-const base: Me = { username: 'bob', role: 'user', auth_kind: 'cookie', email_available: true, email: '', email_notify: 'permission' }
+const base: Me = { username: 'bob', role: 'user', auth_kind: 'cookie', language: 'en', email_available: true, email: '', email_notify: 'permission' }
 
 let m: Mounted | undefined
 let app: FakeApp
