@@ -210,6 +210,22 @@ func Degradations(caps Capabilities) []string {
 	return d
 }
 
+// splitRule splits a Degradations line "D-4: text (C-10): more" into its
+// rules ("D-4 C-10") and its words ("text: more").
+func splitRule(d string) (rule, words string) {
+	rule, words, ok := strings.Cut(d, ": ")
+	if !ok {
+		return "", d
+	}
+	if i := strings.Index(words, " ("); i >= 0 {
+		if j := strings.Index(words[i:], ")"); j > 0 {
+			rule += " " + words[i+2:i+j]
+			words = words[:i] + words[i+j+1:]
+		}
+	}
+	return rule, words
+}
+
 // AgentName is the agent's name as the gateway registered it ("" before
 // registration).
 func (b *Bridge) AgentName() string {
@@ -239,7 +255,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.perms.log = b.log
 	b.log.Info(fmt.Sprintf("connected to %s as %s", b.cfg.Settings.GatewayURL, agent.Name))
 	for _, d := range Degradations(b.caps) {
-		b.log.Warn("degraded: " + d)
+		rule, plain := splitRule(d) // the person at the terminal reads words; the rule stays an attribute
+		b.log.Warn("limited: "+plain, "rule", rule)
 	}
 	env := Env{
 		AgentName:  agent.Name,

@@ -38,7 +38,7 @@ func newKeysListCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List your user keys",
-		Long:  `List your user keys (GET /api/v1/me/keys). Tokens are never shown again, only their first characters; the key this command-line client uses is marked with "*".`,
+		Long:  `List your user keys. Tokens are never shown again, only their first characters; the key this command-line client uses is marked with "*".`,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, cfg, err := env.newClient()
@@ -102,7 +102,7 @@ func newKeysCreateCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create --label TEXT [--lifecycle permanent|one_time|timed] [--expires 24h|RFC3339]",
 		Short: "Create a user key (the token is shown once)",
-		Long: `Create a user key for a script or another client (POST /api/v1/me/keys).
+		Long: `Create a user key for a script or another client.
 The token is printed this once only. --expires (a duration such as 24h or an
 RFC 3339 time) makes a timed key; one_time keys die after their first use.`,
 		Args: noArgs,
@@ -178,7 +178,7 @@ func newKeysRevokeCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "revoke KEY_ID",
 		Short: "Revoke one of your user keys",
-		Long:  `Revoke one of your user keys (DELETE /api/v1/me/keys/{key_id}); requests with it fail from now on. Revoking the key this client uses logs it out.`,
+		Long:  `Revoke one of your user keys; requests with it fail from now on. Revoking the key this client uses logs it out.`,
 		Args:  exactArgs(1, "one key id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, cfg, err := env.newClient()

@@ -87,7 +87,7 @@ func TestRoundBudgetForAnExistingSessionIs400(t *testing.T) {
 	} {
 		_, err := ann.MeSend(e.ctx(), req)
 		ae := wantStatus(t, err, 400, "round_budget_existing_session")
-		if ae.Body.Field != "round_budget" || !strings.Contains(ae.Body.Suggestion, "PATCH /api/v1/me/sessions/{id}") ||
+		if ae.Body.Field != "round_budget" || !strings.Contains(ae.Body.Suggestion, "budget of the existing conversation") ||
 			!strings.Contains(ae.Body.Error, first.SessionID) {
 			t.Errorf("%+v: %+v", req, ae.Body)
 		}

@@ -62,6 +62,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	body := client.ErrorBody{Error: e.Message, Code: e.Code, Field: e.Field, Suggestion: e.Suggestion}
+	if p := PrincipalOf(r); p == nil || !p.IsAgent() {
+		// People read these on the page and in the CLI (personwords.go).
+		body.Error, body.Suggestion = personErrorText(body.Error, body.Suggestion)
+	}
 	if e.Kind == gateway.KindRateLimited {
 		body.RetryAfterSeconds = gateway.RetrySeconds(e.RetryAfter)
 		w.Header().Set("Retry-After", strconv.Itoa(body.RetryAfterSeconds))
