@@ -16,7 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -67,6 +69,8 @@ func (e *Error) Error() string {
 		if api.RetryAfter > 0 {
 			cause += "\n  retry after: " + api.RetryAfter.String()
 		}
+	} else if ue := (*url.Error)(nil); errors.As(e.Err, &ue) {
+		cause = unreachable(ue)
 	} else if e.Err != nil {
 		cause = e.Err.Error()
 	}
@@ -77,6 +81,21 @@ func (e *Error) Error() string {
 		return e.Msg
 	}
 	return e.Msg + ": " + cause
+}
+
+// unreachable says which gateway could not be reached, why in the
+// network's own words, and what to check (issue 18 point 7).
+func unreachable(ue *url.Error) string {
+	base := ue.URL
+	if u, err := url.Parse(ue.URL); err == nil && u.Host != "" {
+		base = u.Scheme + "://" + u.Host
+	}
+	why := ue.Err.Error()
+	if op := (*net.OpError)(nil); errors.As(ue.Err, &op) && op.Err != nil {
+		why = op.Err.Error()
+	}
+	return fmt.Sprintf("cannot reach the gateway at %s (%s)\n  check: is the gateway running there (agentmail serve)? "+
+		"Is this its address? Set AGENTMAIL_GATEWAY_URL, or run `agentmail login` with the right --url", base, why)
 }
 
 // ExitCode returns the process exit status for this error.
@@ -126,8 +145,8 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Getenv reads an environment variable (AGENTMAIL_CONFIG, AGENTMAIL_URL,
-	// AGENTMAIL_USER_KEY).
+	// Getenv reads an environment variable (AGENTMAIL_CONFIG,
+	// AGENTMAIL_GATEWAY_URL or the old AGENTMAIL_URL, AGENTMAIL_USER_KEY).
 	Getenv func(string) string
 	// Hostname names this machine in the label of the key login creates.
 	Hostname func() (string, error)
@@ -140,8 +159,9 @@ type Env struct {
 	// HTTPClient, when set, carries every request (tests).
 	HTTPClient *http.Client
 
-	once   sync.Once
-	reader *bufio.Reader
+	once       sync.Once
+	oldURLNote sync.Once // the note on the old AGENTMAIL_URL, once per run
+	reader     *bufio.Reader
 }
 
 // DefaultEnv returns the environment of the running process.
@@ -237,7 +257,7 @@ func cmdName(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
-// newClient returns a client for the stored login (or the AGENTMAIL_URL and
+// newClient returns a client for the stored login (or the AGENTMAIL_GATEWAY_URL and
 // AGENTMAIL_USER_KEY variables), or an ExitAuth error telling to log in.
 func (e *Env) newClient() (*client.Client, *Config, error) {
 	cfg, err := e.loadConfig()

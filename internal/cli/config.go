@@ -34,9 +34,11 @@ func (e *Env) ConfigPath() (string, error) {
 	return filepath.Join(dir, "agentmail", "cli.json"), nil
 }
 
-// loadConfig reads the stored login; AGENTMAIL_URL and AGENTMAIL_USER_KEY
-// override (or replace) its url and token. Without either, the error is
-// ExitAuth and tells to run `agentmail login`.
+// loadConfig reads the stored login; AGENTMAIL_GATEWAY_URL (the name every
+// command shares; the old AGENTMAIL_URL is still read, with a note) and
+// AGENTMAIL_USER_KEY override (or replace) its url and token. A key
+// without any URL goes to DefaultURL. Without a key, the error is ExitAuth
+// and tells to run `agentmail login` or set AGENTMAIL_USER_KEY.
 func (e *Env) loadConfig() (*Config, error) {
 	cfg := &Config{}
 	path, err := e.ConfigPath()
@@ -53,16 +55,34 @@ func (e *Env) loadConfig() (*Config, error) {
 	default:
 		return nil, &Error{Code: ExitError, Msg: "read " + path, Err: err}
 	}
-	if u := e.Getenv("AGENTMAIL_URL"); u != "" {
+	if u := e.gatewayURLVar(); u != "" {
 		cfg.URL = u
 	}
-	if k := e.Getenv("AGENTMAIL_USER_KEY"); k != "" {
+	if k := strings.TrimSpace(e.Getenv("AGENTMAIL_USER_KEY")); k != "" {
 		cfg.Token = k
 	}
-	if cfg.URL == "" || cfg.Token == "" {
-		return nil, &Error{Code: ExitAuth, Msg: fmt.Sprintf("not logged in (no key in %s): run `agentmail login`, or set AGENTMAIL_URL and AGENTMAIL_USER_KEY", path)}
+	if cfg.Token == "" {
+		return nil, &Error{Code: ExitAuth, Msg: fmt.Sprintf("not logged in (no key in %s): run `agentmail login`, or set AGENTMAIL_USER_KEY (and AGENTMAIL_GATEWAY_URL unless the gateway is at %s)", path, DefaultURL)}
+	}
+	if cfg.URL == "" {
+		cfg.URL = DefaultURL
 	}
 	return cfg, nil
+}
+
+// gatewayURLVar answers AGENTMAIL_GATEWAY_URL, else the old name
+// AGENTMAIL_URL (noting once on stderr that it is the old name), else "".
+func (e *Env) gatewayURLVar() string {
+	if u := strings.TrimSpace(e.Getenv("AGENTMAIL_GATEWAY_URL")); u != "" {
+		return u
+	}
+	u := strings.TrimSpace(e.Getenv("AGENTMAIL_URL"))
+	if u != "" {
+		e.oldURLNote.Do(func() {
+			fmt.Fprintln(e.Stderr, "note: AGENTMAIL_URL is the old name of AGENTMAIL_GATEWAY_URL; it still works, but rename it")
+		})
+	}
+	return u
 }
 
 // saveConfig writes cfg atomically with mode 0600 (directory 0700).

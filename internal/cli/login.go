@@ -44,7 +44,7 @@ without echo, or read from stdin with --password-stdin:
 			var err error
 			if url == "" {
 				def := DefaultURL
-				if u := env.Getenv("AGENTMAIL_URL"); u != "" {
+				if u := env.gatewayURLVar(); u != "" {
 					def = u
 				} else if prev != nil && prev.URL != "" {
 					def = prev.URL

@@ -44,10 +44,16 @@ func cliEnv(home string) []string {
 // runCLI runs `agentmail args...` with stdin and waits (generously) for it.
 func runCLI(t *testing.T, home, stdin string, args ...string) cliResult {
 	t.Helper()
+	return runCLIEnv(t, home, nil, stdin, args...)
+}
+
+// runCLIEnv is runCLI with the variables extra ("NAME=value") added.
+func runCLIEnv(t *testing.T, home string, extra []string, stdin string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayproc.Binary(t), args...)
-	cmd.Env = cliEnv(home)
+	cmd.Env = append(cliEnv(home), extra...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
