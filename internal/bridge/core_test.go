@@ -213,6 +213,11 @@ func TestEventStreamReconnectsWithLastEventID(t *testing.T) {
 		t.Fatalf("reconnect Last-Event-ID = %d, want %d (D-7.2)", got, lastID)
 	}
 	h.waitTurns("the missed mail's turn", turnsDone(2))
+	// The person at the terminal reads the loss and the return once each.
+	h.waitLog("connection to the gateway at http://gateway.test regained", 1)
+	if n := h.logs.CountLines("lost the connection to the gateway at http://gateway.test"); n != 1 {
+		t.Errorf("the lost connection was logged %d times, want once", n)
+	}
 }
 
 // --- B-7 catch-up

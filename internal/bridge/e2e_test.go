@@ -496,7 +496,7 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 	}
 	p2 := startBridgeProcess(t, env, "--platform", "claude")
 	waitStderr(t, p2, "connected to "+g.URL+" as newbot")
-	waitStderr(t, p2, "degraded: D-4")
+	waitStderr(t, p2, `rule="D-4 C-10"`)
 	if strings.Contains(p2.Log.String(), key) {
 		t.Fatalf("the key was printed again on a later start (B-1.1: once)\n%s", p2.Log)
 	}

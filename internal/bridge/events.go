@@ -16,6 +16,16 @@ func (b *Bridge) events(ctx context.Context) {
 	var last int64
 	delay := b.cfg.ReconnectMin
 	first := true
+	lost := false // the lost connection is logged once, and once regained
+	lose := func(msg string, args ...any) {
+		if !lost {
+			lost = true
+			b.log.Warn(fmt.Sprintf("lost the connection to the gateway at %s: %s; reconnecting until it answers (check that the gateway runs and AGENTMAIL_GATEWAY_URL)",
+				b.cfg.Settings.GatewayURL, msg), args...)
+			return
+		}
+		b.log.Debug("still no connection to the gateway: "+msg, args...)
+	}
 	for ctx.Err() == nil {
 		s, err := b.cfg.Subscribe(ctx, last)
 		if first {
@@ -33,9 +43,13 @@ func (b *Bridge) events(ctx context.Context) {
 				b.log.Error("the gateway refused the event stream: the agent key was revoked or expired; re-register it",
 					"status", ae.Status, "in", delay)
 			} else {
-				b.log.Warn("event stream could not connect; retrying", "err", err, "in", delay, "last_event_id", last)
+				lose("the event stream could not connect", "err", err, "in", delay, "last_event_id", last)
 			}
 		} else {
+			if lost {
+				lost = false
+				b.log.Info("connection to the gateway at "+b.cfg.Settings.GatewayURL+" regained", "last_event_id", last)
+			}
 			delay = b.cfg.ReconnectMin
 			for ev := range s.Events() {
 				if ev.ID > 0 {
@@ -46,7 +60,7 @@ func (b *Bridge) events(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			b.log.Warn("event stream ended; reconnecting", "in", delay, "last_event_id", last)
+			lose("the event stream ended", "in", delay, "last_event_id", last)
 		}
 		select {
 		case <-ctx.Done():
