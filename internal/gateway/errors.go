@@ -28,6 +28,9 @@ const (
 // apart from the list above so that kinds added there never collide with it.
 const KindUnsupportedMedia Kind = 415
 
+// KindStorageFull (507) is a write that found the disk full (storagefull.go).
+const KindStorageFull Kind = 507
+
 // Error is a typed domain error. Code is a stable machine word
 // ("alias_not_found", "budget_exhausted", ...); Message says what went wrong
 // and Suggestion what to do instead. Field names the request field at fault

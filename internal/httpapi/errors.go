@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
@@ -41,6 +42,8 @@ func statusOf(k gateway.Kind) int {
 		return http.StatusServiceUnavailable
 	case gateway.KindUnsupportedMedia:
 		return http.StatusUnsupportedMediaType
+	case gateway.KindStorageFull:
+		return http.StatusInsufficientStorage
 	default:
 		return http.StatusInternalServerError
 	}
@@ -56,6 +59,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			return // the client went away; nobody to answer
 		}
 		e = gateway.Internal(err)
+		if gateway.IsStorageFull(err) {
+			e = s.svc.StorageFull(err) // 507: the disk, named; nothing was stored
+			s.storageFullAt.Store(time.Now().UnixMilli())
+			s.log.Error("request failed: the disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
 	}
 	status := statusOf(e.Kind)
 	if status >= 500 {

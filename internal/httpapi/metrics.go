@@ -84,12 +84,20 @@ func (s *Server) newMetrics() *metrics {
 		}
 		return float64(n)
 	})
-	m.reg.MustRegister(m.requests, m.duration, m.eventsSent, m.mailsSent, sseClients, pending,
+	storageFull := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmail_storage_full",
+		Help: "1 when a write found the disk full in the last minute and no mail was stored since, else 0."}, func() float64 {
+		if s.storageFull() {
+			return 1
+		}
+		return 0
+	})
+	m.reg.MustRegister(m.requests, m.duration, m.eventsSent, m.mailsSent, sseClients, pending, storageFull,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	if s.svc != nil {
 		prev := s.svc.MailsCommitted
 		s.svc.MailsCommitted = func(types []string) {
+			s.storageFullAt.Store(0) // a mail was stored: there is space again
 			for _, t := range types {
 				m.mailsSent.WithLabelValues(t).Inc()
 			}

@@ -31,3 +31,15 @@ func TestUnknownNameSuggestionForPeopleAndAgents(t *testing.T) {
 		t.Errorf("agent's suggestion %q", as)
 	}
 }
+
+// The metrics and /readyz carry the disk's state (issue 18 point 12): no
+// write found the disk full, so the gauge is 0 and /readyz names nothing.
+func TestStorageFullGaugeAndReadiness(t *testing.T) {
+	e := newEnv(t)
+	if code, body, _ := e.raw("GET", "/metrics", "", ""); code != 200 || !strings.Contains(body, "\nagentmail_storage_full 0\n") {
+		t.Errorf("/metrics: %d, no agentmail_storage_full 0", code)
+	}
+	if code, body, _ := e.raw("GET", "/readyz", "", ""); code != 200 || strings.Contains(body, "storage") {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+}

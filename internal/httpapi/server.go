@@ -78,6 +78,9 @@ type Server struct {
 	log      *slog.Logger
 	opt      Options
 	draining atomic.Bool
+	// storageFullAt is when a write last found the disk full (Unix ms; 0
+	// none, or a mail was stored since): /readyz and the metrics report it.
+	storageFullAt atomic.Int64
 	// streams is closed by Drain so open SSE streams end before shutdown.
 	streams chan struct{}
 	// blobs is the attachment store; nil (a Server built without Start)
@@ -194,6 +197,13 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// storageFull reports a write that found the disk full in the last minute
+// with no mail stored since (issue 18 point 12).
+func (s *Server) storageFull() bool {
+	at := s.storageFullAt.Load()
+	return at != 0 && time.Since(time.UnixMilli(at)) < time.Minute
+}
+
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	if s.draining.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
@@ -206,6 +216,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	body := map[string]string{"status": "ready"}
+	if s.storageFull() {
+		body["storage"] = "full" // writes answer 507 storage_full; reads still work
+	}
 	s.emailReadiness(r, body)
 	writeJSON(w, http.StatusOK, body)
 	return nil
