@@ -138,6 +138,11 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 	}
 	settings.AgentKey = key
 	if source == bridge.KeyFromGenerated {
+		// The name the pasted command registers, and the wait for it (issue 18 point 4).
+		if settings.AgentName == "" {
+			settings.AgentName = bridgeFlags.platform
+		}
+		settings.WaitForKey = true
 		// B-1.1: printed once, when it is made; never again.
 		fmt.Fprintf(os.Stderr, "\n  Generated a new agent key and saved it to %s:\n\n      %s\n\n  %s\n\n",
 			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, key))

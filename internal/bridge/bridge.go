@@ -304,6 +304,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 	req := client.RegisterRequest{Name: b.cfg.Settings.AgentName, Platform: b.adapter.Name(), Workspaces: []client.Workspace{}}
 	delay := b.cfg.ReconnectMin
+	waiting := false // said once
 	for {
 		agent, err := b.gw.Register(ctx, req)
 		if err == nil {
@@ -313,6 +314,18 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 			return agent, nil
 		}
 		var ae *client.APIError
+		if errors.As(err, &ae) && ae.Status == 401 && b.cfg.Settings.WaitForKey {
+			if !waiting {
+				waiting = true
+				b.log.Info("waiting for an admin to register the agent key; the bridge connects by itself then", "gateway", b.cfg.Settings.GatewayURL)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-b.after(min(b.cfg.ReconnectMax, 3*time.Second)):
+			}
+			continue
+		}
 		if errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 {
 			if ae.Status == 401 {
 				return nil, fmt.Errorf("registering with %s: the agent key is not registered, revoked or expired (401); %s",

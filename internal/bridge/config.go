@@ -52,6 +52,10 @@ type Settings struct {
 	GatewayURL string
 	// AgentName is AGENTMAIL_AGENT_NAME; "" lets the key decide the name.
 	AgentName string
+	// WaitForKey makes registration wait while the gateway refuses the key
+	// (401), polling until an admin registers it, instead of stopping: set
+	// for a key the bridge has just generated (issue 18 point 4).
+	WaitForKey bool
 	// AgentKey is AGENTMAIL_AGENT_KEY; "" means ~/.agentmail/agent.key or a
 	// generated key (B-1.1, see ResolveAgentKey).
 	AgentKey string

@@ -458,9 +458,9 @@ func waitStderr(t *testing.T, p *gatewayproc.Proc, substr string) {
 
 // The whole start-up of `agentmail bridge --platform claude` with nothing but
 // the environment: no key yet → one is generated, saved 0600 and printed once
-// with the key_token hint, and registration stops with a clear 401; after
-// the admin registers it, a restart connects, prints no key, and SIGTERM
-// ends it cleanly.
+// with a command to paste and the web page's place, and the bridge waits;
+// once the admin registers it, the bridge connects by itself; a restart
+// connects, prints no key, and SIGTERM ends it cleanly.
 func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testing.T) {
 	g := startGateway(t)
 	home := t.TempDir()
@@ -473,27 +473,37 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 	}
 
 	p := startBridgeProcess(t, env, "--platform", "claude")
-	if err := waitExit(t, p); err == nil {
-		t.Fatalf("an unregistered key did not stop the bridge\n%s", p.Log)
-	}
-	data, err := os.ReadFile(filepath.Join(home, ".agentmail", "agent.key"))
+	waitStderr(t, p, "waiting for an admin to register the agent key")
+	keyPath := filepath.Join(home, ".agentmail", "agent.key")
+	data, err := os.ReadFile(keyPath)
 	if err != nil {
 		t.Fatalf("key file: %v", err)
 	}
 	key := strings.TrimSpace(string(data))
-	st, _ := os.Stat(filepath.Join(home, ".agentmail", "agent.key"))
+	st, _ := os.Stat(keyPath)
 	if st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v, want 0600", st.Mode().Perm())
 	}
 	out := p.Log.String()
-	if strings.Count(out, key) < 1 || !strings.Contains(out, `"key_token":"`+key+`"`) || !strings.Contains(out, "401") {
-		t.Fatalf("first start must print the key with the key_token hint and stop on 401:\n%s", out)
+	if strings.Count(out, key) < 1 || !strings.Contains(out, `"key_token":"`+key+`"`) || !strings.Contains(out, `"agent_name":"newbot"`) ||
+		!strings.Contains(out, "Admin → Agent keys") || !strings.Contains(out, g.URL+"/api/v1/admin/agent-keys") {
+		t.Fatalf("first start must print the key with a command to paste and the web page's place:\n%s", out)
 	}
 
+	// The admin registers it: the waiting bridge connects by itself.
 	if _, err := g.Admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: "newbot", KeyToken: key,
 		Lifecycle: client.LifecyclePermanent}); err != nil {
 		t.Fatal(err)
 	}
+	waitStderr(t, p, "connected to "+g.URL+" as newbot")
+	if n := strings.Count(p.Log.String(), "waiting for an admin"); n != 1 {
+		t.Errorf("the wait was said %d times, want once", n)
+	}
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(t, p); err != nil {
+		t.Fatalf("SIGTERM exit: %v\n%s", err, p.Log)
+	}
+
 	p2 := startBridgeProcess(t, env, "--platform", "claude")
 	waitStderr(t, p2, "connected to "+g.URL+" as newbot")
 	waitStderr(t, p2, `rule="D-4 C-10"`)

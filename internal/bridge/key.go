@@ -74,14 +74,18 @@ func ResolveAgentKey(envKey, home string) (string, KeySource, error) {
 	return key, KeyFromGenerated, nil
 }
 
-// RegistrationHint is the line printed with a generated key (B-1.1, seed
-// 9.9): how an admin registers it with the field key_token.
+// RegistrationHint is the text printed with a generated key (B-1.1, seed
+// 9.9, issue 18 point 4): where on the web page an admin registers it, and
+// a command to paste with the name and key filled in (field key_token).
 func RegistrationHint(gatewayURL, agentName, key string) string {
 	name := agentName
 	if name == "" {
 		name = "<agent name>"
 	}
-	return fmt.Sprintf("register this key as an admin: POST %s/api/v1/admin/agent-keys with "+
-		`{"agent_name":%q,"key_token":%q,"lifecycle":"permanent"}`+
-		", then restart the bridge", gatewayURL, name, key)
+	return fmt.Sprintf("An admin registers this key on the web page (%s, Admin → Agent keys → %q, agent name %s), "+
+		"or pastes, with their user key in ADMIN_USER_KEY:\n\n"+
+		"      curl -s -H \"Authorization: Bearer $ADMIN_USER_KEY\" -H 'Content-Type: application/json' \\\n"+
+		"        -d '{\"agent_name\":%q,\"key_token\":%q,\"lifecycle\":\"permanent\"}' %s/api/v1/admin/agent-keys\n\n"+
+		"  The bridge waits and connects by itself once the key is registered.",
+		gatewayURL, "Register a key the agent generated", name, name, key, gatewayURL)
 }
