@@ -30,7 +30,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # mailpit is the SMTP relay of the email channel's tests, read back through
-# its API (internal/emailchannel/mailtest finds it in PATH or $(go env GOPATH)/bin).
+# its API (internal/testkit/mailtest finds it in PATH or $(go env GOPATH)/bin).
 mailpit_version=v1.33.1
 if ! command -v mailpit >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/mailpit" ]; then
   echo "deps: go install github.com/axllent/mailpit@$mailpit_version"

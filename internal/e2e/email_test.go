@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/emailchannel/mailtest"
+	"github.com/agentmail/agentmail/internal/testkit/mailtest"
 	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
