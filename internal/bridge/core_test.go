@@ -72,6 +72,9 @@ func TestRegistrationRefusedWith401StopsWithKeyHint(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "key_token") {
 		t.Fatalf("Run = %v, want a 401 error telling how to register the key with key_token", err)
 	}
+	if msg := err.Error(); !strings.Contains(msg, "start it again") || strings.Contains(msg, "waits") {
+		t.Fatalf("Run = %v, want it to say the bridge stops and is started again, not that it waits", err)
+	}
 }
 
 func TestMissingRequiredCapabilityRefusesToStart(t *testing.T) {

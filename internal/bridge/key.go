@@ -77,6 +77,8 @@ func ResolveAgentKey(envKey, home string) (string, KeySource, error) {
 // RegistrationHint is the text printed with a generated key (B-1.1, seed
 // 9.9, issue 18 point 4): where on the web page an admin registers it, and
 // a command to paste with the name and key filled in (field key_token).
+// The caller says what the bridge does next (it waits for a key it has just
+// generated; it stops for a key given to it that the gateway refuses).
 func RegistrationHint(gatewayURL, agentName, key string) string {
 	name := agentName
 	if name == "" {
@@ -85,7 +87,6 @@ func RegistrationHint(gatewayURL, agentName, key string) string {
 	return fmt.Sprintf("An admin registers this key on the web page (%s, Admin → Agent keys → %q, agent name %s), "+
 		"or pastes, with their user key in ADMIN_USER_KEY:\n\n"+
 		"      curl -s -H \"Authorization: Bearer $ADMIN_USER_KEY\" -H 'Content-Type: application/json' \\\n"+
-		"        -d '{\"agent_name\":%q,\"key_token\":%q,\"lifecycle\":\"permanent\"}' %s/api/v1/admin/agent-keys\n\n"+
-		"  The bridge waits and connects by itself once the key is registered.",
+		"        -d '{\"agent_name\":%q,\"key_token\":%q,\"lifecycle\":\"permanent\"}' %s/api/v1/admin/agent-keys",
 		gatewayURL, "Register a key the agent generated", name, name, key, gatewayURL)
 }
