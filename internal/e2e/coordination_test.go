@@ -307,7 +307,7 @@ func TestCoordinationAcknowledgementsAndImportance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cliEnv := []string{"AGENTMAIL_URL=" + e.g.URL, "AGENTMAIL_USER_KEY=" + key.KeyToken, "AGENTMAIL_CONFIG=" + filepath.Join(e.home, "cli.json")}
+	cliEnv := []string{"AGENTMAIL_GATEWAY_URL=" + e.g.URL, "AGENTMAIL_USER_KEY=" + key.KeyToken, "AGENTMAIL_CONFIG=" + filepath.Join(e.home, "cli.json")}
 	cli := func(args ...string) string {
 		t.Helper()
 		out, code := e.run(e.repo, cliEnv, e.bin, args...)

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmail/agentmail/client"
-	"github.com/agentmail/agentmail/internal/testkit/mailtest"
 	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
+	"github.com/agentmail/agentmail/internal/testkit/mailtest"
 )
 
 // The email channel over the started binary (issue 20 "Done when"):

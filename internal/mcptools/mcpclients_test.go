@@ -193,7 +193,8 @@ type inspectorCall struct {
 // Issue 19: the MCP inspector's CLI over stdio (`agentmail mcp`) and over
 // HTTP (/mcp): tools/list, and a good and a bad call of every tool each
 // transport offers (list_contacts and list_schedules take no arguments, so
-// they have no bad call).
+// they have no bad call; acknowledge_mail has only a bad call, as no mail
+// of the rig asks for an acknowledgement).
 func TestInspectorCLIOverStdioAndHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway; skipped with -short")
@@ -225,6 +226,17 @@ func TestInspectorCLIOverStdioAndHTTP(t *testing.T) {
 		{"list_schedules", nil, false},
 		{"update_schedule", []string{"schedule_id=sch_nope", "title=x"}, true},
 		{"delete_schedule", []string{"schedule_id=sch_nope"}, true},
+		{"reserve_paths", []string{`paths=["note.txt"]`, "reason=editing the note", "workspace=" + rig.ws}, false},
+		{"reserve_paths", []string{`paths=["note.txt"]`, "ttl_minutes=0"}, true},
+		{"renew_reservations", nil, false},
+		{"renew_reservations", []string{"ttl_minutes=0"}, true},
+		{"list_reservations", nil, false},
+		{"list_reservations", []string{"workspace=relative/dir"}, true},
+		{"release_reservations", nil, false},
+		{"release_reservations", []string{"workspace=relative/dir"}, true},
+		{"acknowledge_mail", []string{"mail_id=m_nope"}, true},
+		{"list_unacknowledged", nil, false},
+		{"list_unacknowledged", []string{"limit=0"}, true},
 	}
 	local := []inspectorCall{
 		{"upload_attachment", []string{"path=note.txt"}, false},
