@@ -97,6 +97,12 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 			Log:   log,
 			Email: emailConfig(), // serve_email.go
 		})
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// Issue 18 point 11: nothing was created; say how to pick another port.
+			return fmt.Errorf("%w: another program (perhaps another agentmail serve) listens there; "+
+				"stop it, or start on a free port with --addr 127.0.0.1:8181 or AGENTMAIL_ADDR=127.0.0.1:8181 "+
+				"(then give the CLI and the bridge AGENTMAIL_GATEWAY_URL=http://127.0.0.1:8181)", err)
+		}
 		if err != nil {
 			return err
 		}

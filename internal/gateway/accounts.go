@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -47,6 +48,19 @@ func RandomToken(prefix string) string {
 	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// GeneratedPassword answers a new random 20-character password of base64url
+// letters that neither starts nor ends with '-' or '_' (issue 18 point 13:
+// a password starting with '-' reads as a flag when pasted into a command,
+// and one at either end is easily lost when copied). About 115 bits.
+func GeneratedPassword() string {
+	for {
+		p := RandomToken("")[:20]
+		if strings.Trim(p, "-_") == p {
+			return p
+		}
+	}
+}
+
 // BootstrapAdmin creates the first admin when no account exists yet. With
 // password "" a random one is generated; the answer then holds it so the
 // caller can print it once. created is false when accounts already existed
@@ -67,7 +81,7 @@ func (s *Service) BootstrapAdmin(ctx context.Context, username, password string)
 		return false, "", err
 	}
 	if password == "" {
-		generated = RandomToken("")[:20]
+		generated = GeneratedPassword()
 		password = generated
 	}
 	_, err = s.createUser(ctx, client.CreateUserRequest{Username: username, Password: password, Role: RoleAdmin}, true)

@@ -76,17 +76,28 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// The listener comes first (issue 18 point 11): a busy port must fail
+	// before the data directory and the first admin exist, so that a
+	// generated admin password is never printed for a gateway that does
+	// not start. The error wraps syscall.EADDRINUSE for the caller's hint.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
 	st, err := store.Open(ctx, store.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL})
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
 	svc := gateway.New(st, cfg.Clock, cfg.Gateway, log)
 	if err := svc.BackfillNameSkeletons(ctx); err != nil {
+		ln.Close()
 		st.Close()
 		return nil, fmt.Errorf("look-alike name check: %w", err)
 	}
 	created, generated, err := svc.BootstrapAdmin(ctx, cfg.AdminUser, cfg.AdminPassword)
 	if err != nil {
+		ln.Close()
 		st.Close()
 		return nil, fmt.Errorf("create the first admin: %w", err)
 	}
@@ -99,11 +110,15 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 		if generated != "" && cfg.OnGeneratedPassword != nil {
 			cfg.OnGeneratedPassword(user, generated)
 		}
+	} else if cfg.AdminPassword != "" {
+		// Said once a start: the variable only creates the first admin.
+		log.Warn("ADMIN_PASSWORD is set but this data directory already has accounts, so it changes nothing; change a password on the web page (Account) or with `agentmail passwd`")
 	}
 	hubCtx, cancel := context.WithCancel(context.Background())
 	hub := events.NewHub(st, cfg.Events, log)
 	if err := hub.Start(hubCtx); err != nil {
 		cancel()
+		ln.Close()
 		st.Close()
 		return nil, err
 	}
@@ -111,6 +126,7 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	srv := New(svc, hub, log, cfg.Server)
 	if srv.blobs, err = blob.Open(cfg.attachmentDir()); err != nil {
 		cancel()
+		ln.Close()
 		st.Close()
 		return nil, err
 	}
@@ -120,18 +136,10 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	if cfg.Email.Enabled() {
 		if email, err = startEmail(ctx, svc, srv, hub, cfg.Email, log); err != nil {
 			cancel()
+			ln.Close()
 			st.Close()
 			return nil, err
 		}
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		cancel()
-		if email != nil {
-			_ = email.Close(ctx)
-		}
-		st.Close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	a := &App{Store: st, Service: svc, Hub: hub, Server: srv, Email: email, ln: ln, cancel: cancel, done: make(chan error, 1), log: log,
 		http: &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}}
