@@ -25,9 +25,9 @@ func ackRoutes() []Route {
 	var out []Route
 	for _, base := range []struct{ path, auth string }{{p + "/mail", AuthAgent}, {p + "/me/mail", AuthPerson}} {
 		out = append(out,
-			Route{Method: "POST", Path: base.path + "/{id}/ack", Auth: base.auth, Summary: "Acknowledge a mail sent with ack_required (reading is not acknowledging); a second call answers the first",
+			Route{Method: "POST", Path: base.path + "/{id}/ack", Auth: base.auth, Summary: "Acknowledge a mail sent with ack_required (reading is not acknowledging); a second call answers the first", Description: "Records that the caller acknowledges the mail; a second call answers the first acknowledgement. 404 an unknown mail, 409 the caller owes no acknowledgement for it (no ack_required, or the caller only sent it).",
 				Response: client.AckResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Answer: answer((*Server).handleAck)},
-			Route{Method: "GET", Path: base.path + "/unacknowledged", Auth: base.auth, Summary: "Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first",
+			Route{Method: "GET", Path: base.path + "/unacknowledged", Auth: base.auth, Summary: "Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first", Description: "Both directions by default; role narrows to one. 400 a bad parameter.",
 				Response: client.AckWaitingList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleUnacknowledged),
 				Query: []OpenAPIParam{
 					{Name: "role", Enum: []string{"sender", "recipient"}, Description: "only the mails the caller sent (sender) or owes (recipient); both when absent"},

@@ -22,13 +22,13 @@ import (
 func attachmentRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "POST", Path: p + "/attachments", Auth: AuthAgent, Summary: "Upload an attachment (multipart field file)",
+		{Method: "POST", Path: p + "/attachments", Auth: AuthAgent, Summary: "Upload an attachment (multipart field file)", Description: "Stores the file of the multipart field file; the answer's id goes into a mail's attachments. Unsent attachments are removed after a while. 400 no file field, 413 a file over the size limit.",
 			Consumes: "multipart/form-data", Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
-		{Method: "GET", Path: p + "/attachments/{id}", Auth: AuthAgent, Summary: "Download an attachment (always octet-stream, as an attachment)",
+		{Method: "GET", Path: p + "/attachments/{id}", Auth: AuthAgent, Summary: "Download an attachment (always octet-stream, as an attachment)", Description: "The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see.",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
-		{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)",
+		{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)", Description: "Stores the file of the multipart field file; the answer's id goes into a mail's attachments. Unsent attachments are removed after a while. 400 no file field, 413 a file over the size limit.",
 			Consumes: "multipart/form-data", Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
-		{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)",
+		{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)", Description: "The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see.",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
 	}
 }

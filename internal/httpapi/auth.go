@@ -10,7 +10,9 @@ import (
 // wrap builds the http.Handler of one route: authentication for its Auth
 // level, the CSRF check on cookie-authenticated writes (except on routes
 // with Auth "none", such as POST /auth/login), the text check of path and
-// query parameters (checkURLText), the handler, and the error funnel.
+// query parameters (checkURLText), the handler, and the error funnel. A
+// HEAD of an event stream answers the stream's headers after the checks
+// and opens no stream.
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r, rt.Auth)
@@ -35,6 +37,14 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 		if p != nil {
 			r = withPrincipal(r, p)
+		}
+		if r.Method == http.MethodHead && rt.Produces == "text/event-stream" {
+			// HEAD of an event stream: the headers a GET would get, and no
+			// stream held open for a client that reads no body.
+			w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-cache, no-store")
+			w.WriteHeader(http.StatusOK)
+			return
 		}
 		if err := s.serve(rt, w, r); err != nil {
 			s.writeError(w, r, err)

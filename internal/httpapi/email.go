@@ -17,9 +17,9 @@ import (
 func emailRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "PATCH", Path: p + "/me", Auth: AuthPerson, Summary: "Set the person's language, email address (a code is mailed to it) or notification preference",
+		{Method: "PATCH", Path: p + "/me", Auth: AuthPerson, Summary: "Set the person's language, email address (a code is mailed to it) or notification preference", Description: "Changes only the fields sent. A new email address is pending until confirmed with POST /me/email/verify. 400 a bad field, 409 an address another person confirmed, 429 codes requested too often, 503 the gateway sends no email.",
 			Request: client.UpdateMeRequest{}, Response: client.Me{}, Status: 200, Errors: []int{400, 401, 403, 409, 429, 500, 503}, Handler: (*Server).handleUpdateMe},
-		{Method: "POST", Path: p + "/me/email/verify", Auth: AuthPerson, Summary: "Confirm the pending email address with the mailed code or link token",
+		{Method: "POST", Path: p + "/me/email/verify", Auth: AuthPerson, Summary: "Confirm the pending email address with the mailed code or link token", Description: "Send code or token. 400 wrong_code, 409 no address pending, the code expired or its attempts are used up, or another person confirmed the address meanwhile; 503 the gateway sends no email.",
 			Request: client.VerifyEmailRequest{}, Response: client.Me{}, Status: 200, Errors: []int{400, 401, 403, 409, 500, 503}, Handler: (*Server).handleVerifyEmail},
 	}
 }

@@ -30,8 +30,8 @@ func streamEvents() []OpenAPIEvent {
 func eventRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "GET", Path: p + "/me/events/stream", Auth: AuthPerson, Summary: "The person's event stream (SSE)", Status: 200, Errors: []int{400, 401, 403, 429}, Produces: "text/event-stream", Handler: (*Server).handleStream},
-		{Method: "GET", Path: p + "/events/stream", Auth: AuthAgent, Summary: "The agent's event stream (SSE, W-4)", Status: 200, Errors: []int{400, 401, 403, 429}, Produces: "text/event-stream", Handler: (*Server).handleStream},
+		{Method: "GET", Path: p + "/me/events/stream", Auth: AuthPerson, Summary: "The person's event stream (SSE)", Description: "Server-sent events for the person (new_mail, permission_request, session_updated, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats. 400 a bad Last-Event-ID, 429 too many streams for this key.", Status: 200, Errors: []int{400, 401, 403, 429}, Produces: "text/event-stream", Handler: (*Server).handleStream},
+		{Method: "GET", Path: p + "/events/stream", Auth: AuthAgent, Summary: "The agent's event stream (SSE, W-4)", Description: "Server-sent events for the agent (new_mail, permission_decision, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats; it ends when the key is revoked or expires. 400 a bad Last-Event-ID, 429 too many streams for this key.", Status: 200, Errors: []int{400, 401, 403, 429}, Produces: "text/event-stream", Handler: (*Server).handleStream},
 	}
 }
 
@@ -98,8 +98,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	// A first comment makes the headers reach the client at once.
-	if _, err := fmt.Fprint(w, ": connected\n\n"); err != nil {
+	// retry: tells EventSource clients how long to wait before they
+	// reconnect (WHATWG HTML 9.2); the first comment makes the headers
+	// reach the client at once.
+	if _, err := fmt.Fprintf(w, "retry: %d\n\n: connected\n\n", StreamRetry.Milliseconds()); err != nil {
 		return nil
 	}
 	flusher.Flush()
@@ -166,6 +168,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 }
+
+// StreamRetry is the reconnect delay an event stream announces at connect
+// (its retry: field): long enough that a restarting gateway is not hammered,
+// short enough that a person sees new mail soon after a cut.
+const StreamRetry = 2 * time.Second
 
 // tooManyStreams is the 429 of the cap of event streams per key (or
 // cookie session): Options.MaxStreamsPerKey.

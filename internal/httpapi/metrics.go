@@ -30,7 +30,7 @@ import (
 // metricsRoutes is the Prometheus endpoint.
 func metricsRoutes() []Route {
 	return []Route{{Method: "GET", Path: "/metrics", Auth: AuthNone,
-		Summary: "Prometheus metrics of this gateway process (text exposition format)", Status: 200,
+		Summary: "Prometheus metrics of this gateway process (text exposition format)", Description: "Request counts and latencies by route and status, event-stream and mail counters of this process, in the Prometheus text exposition format (docs/OPERATIONS.md).", Status: 200,
 		Errors: []int{500}, Produces: "text/plain", Handler: (*Server).handleMetrics}}
 }
 

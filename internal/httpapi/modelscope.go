@@ -17,9 +17,9 @@ import (
 func modelScopeRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "GET", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "An agent's model catalogue and allowed list",
+		{Method: "GET", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "An agent's model catalogue and allowed list", Description: "The agent with its catalogue (the models its platform reported) and its allowed list. 404 an unknown agent.",
 			Response: client.AgentDetail{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleAdminAgentModels)},
-		{Method: "PUT", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "Set an agent's allowed models in priority order, or make it unrestricted",
+		{Method: "PUT", Path: p + "/admin/agents/{name}/models", Auth: AuthAdmin, Summary: "Set an agent's allowed models in priority order, or make it unrestricted", Description: "Send {\"allowed_models\": [...]} to restrict the agent to those models in priority order, or {\"models_unrestricted\": true} to lift the restriction. 400 a model not in the catalogue, a duplicate, or a non-empty allowed_models together with models_unrestricted true; 404 an unknown agent.",
 			Request: client.AllowedModels{}, Response: client.AllowedModels{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleSetAgentModels)},
 	}
 }

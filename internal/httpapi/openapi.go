@@ -30,6 +30,12 @@ type OpenAPIRoute struct {
 	Path    string // chi pattern including /api/v1, e.g. "/api/v1/mail/{id}"
 	Auth    string // who may call: see openAPISecurity
 	Summary string // one line
+	// Description is a few sentences: what the operation does, its
+	// defaults, what its semantic errors mean.
+	Description string
+	// Tag groups the operation; one of the tags passed to BuildOpenAPI.
+	// Empty derives it from the path (oaOperationTag).
+	Tag string
 	// Request is the zero value of the JSON request body type, nil when the
 	// route takes no JSON body.
 	Request any
@@ -57,6 +63,13 @@ type OpenAPIEvent struct {
 	Data any    // e.g. client.NewMailEvent{}
 }
 
+// OpenAPITag is one declared tag of the document: its name and what the
+// operations carrying it have in common.
+type OpenAPITag struct {
+	Name        string
+	Description string
+}
+
 // OpenAPIParam is one query parameter.
 type OpenAPIParam struct {
 	Name        string
@@ -77,11 +90,17 @@ type openAPIDoc = map[string]any
 // "default" answer client.ErrorBody (errorBody is its zero value); events
 // become "x-agentmail-events". A string field tagged `enum:"a,b"` may take
 // only those values (a JSON Schema enum); a field tagged
-// `bounds:"minimum=1,maximum=60"` carries those bounds (oaBounds). The
+// `bounds:"minimum=1,maximum=60"` carries those bounds (oaBounds). Tags
+// are declared in the document's top-level "tags" in the order given. The
 // output is deterministic: the same routes give the same bytes. Errors: a
-// route with an empty method or a path not starting with "/", or the same
-// method and path twice.
-func BuildOpenAPI(routes []OpenAPIRoute, errorBody any, events ...OpenAPIEvent) ([]byte, error) {
+// route with an empty method or a path not starting with "/", the same
+// method and path twice, or (when tags are given) a route whose tag is not
+// among them.
+func BuildOpenAPI(routes []OpenAPIRoute, tags []OpenAPITag, errorBody any, events ...OpenAPIEvent) ([]byte, error) {
+	declared := map[string]bool{}
+	for _, t := range tags {
+		declared[t.Name] = true
+	}
 	g := newOASchemaGen()
 	errRef := g.schemaFor(reflect.TypeOf(errorBody))
 	eventSchemas := map[string]any{}
@@ -104,6 +123,12 @@ func BuildOpenAPI(routes []OpenAPIRoute, errorBody any, events ...OpenAPIEvent) 
 		if _, dup := item[method]; dup {
 			return nil, fmt.Errorf("openapi: route %s %s is listed twice", r.Method, r.Path)
 		}
+		if r.Tag == "" {
+			r.Tag = oaOperationTag(r.Path)
+		}
+		if len(tags) > 0 && !declared[r.Tag] {
+			return nil, fmt.Errorf("openapi: route %s %s: tag %q is not declared", r.Method, r.Path, r.Tag)
+		}
 		op := g.operation(r, method, path, params, errRef)
 		id := op["operationId"].(string)
 		if prev, dup := opIDs[id]; dup {
@@ -111,6 +136,11 @@ func BuildOpenAPI(routes []OpenAPIRoute, errorBody any, events ...OpenAPIEvent) 
 		}
 		opIDs[id] = r.Method + " " + r.Path
 		item[method] = op
+		if method == "get" {
+			head := oaHeadOperation(op)
+			opIDs[head["operationId"].(string)] = "HEAD " + r.Path
+			item["head"] = head
+		}
 	}
 	doc := openAPIDoc{
 		"openapi": OpenAPIVersion,
@@ -134,6 +164,13 @@ func BuildOpenAPI(routes []OpenAPIRoute, errorBody any, events ...OpenAPIEvent) 
 				"csrfToken":  map[string]any{"type": "apiKey", "in": "header", "name": "X-CSRF-Token", "description": "The csrf_token of the login answer; required with the session cookie on POST, PUT, PATCH and DELETE."},
 			},
 		},
+	}
+	if len(tags) > 0 {
+		list := make([]any, len(tags))
+		for i, t := range tags {
+			list[i] = map[string]any{"name": t.Name, "description": t.Description}
+		}
+		doc["tags"] = list
 	}
 	if len(eventSchemas) > 0 {
 		doc["x-agentmail-events"] = eventSchemas
@@ -202,6 +239,50 @@ func oaOperationTag(path string) string {
 	return seg
 }
 
+// oaHeadOperation is the HEAD twin of a GET operation (the router answers
+// HEAD for every GET route): the same parameters, security and statuses,
+// with the headers but no content.
+func oaHeadOperation(get map[string]any) map[string]any {
+	head := make(map[string]any, len(get))
+	for k, v := range get {
+		head[k] = v
+	}
+	head["operationId"] = "head" + strings.TrimPrefix(get["operationId"].(string), "get")
+	if sum, ok := get["summary"].(string); ok {
+		head["summary"] = "HEAD of: " + sum
+	}
+	head["description"] = "The status and headers the GET of this path answers, without a body. " + fmt.Sprint(get["description"])
+	responses := map[string]any{}
+	for code, r := range get["responses"].(map[string]any) {
+		resp := map[string]any{}
+		for k, v := range r.(map[string]any) {
+			if k != "content" {
+				resp[k] = v
+			}
+		}
+		responses[code] = resp
+	}
+	head["responses"] = responses
+	return head
+}
+
+// oaCaller says in a sentence who may call an operation of the auth level.
+func oaCaller(auth string) string {
+	switch strings.ToLower(auth) {
+	case "", "none", "public":
+		return "No credentials needed."
+	case "agent":
+		return "Caller: an agent (agent key as Bearer)."
+	case "person":
+		return "Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes)."
+	case "admin":
+		return "Caller: a person with the admin role (user key or session cookie)."
+	case "any":
+		return "Caller: a person or an agent."
+	}
+	return ""
+}
+
 // openAPISecurity maps the route table's Auth to security requirements.
 // "none" (or "") needs nothing; "agent" a Bearer agent key; "cookie" the
 // session cookie; "person", "user", "admin" and "any" a Bearer key or the
@@ -228,11 +309,14 @@ func openAPISecurity(auth, method string) []any {
 func (g *oaSchemaGen) operation(r OpenAPIRoute, method, path string, pathParams []string, errRef map[string]any) map[string]any {
 	op := map[string]any{
 		"operationId": oaOperationID(method, path),
-		"tags":        []any{oaOperationTag(path)},
+		"tags":        []any{r.Tag},
 		"security":    openAPISecurity(r.Auth, method),
 	}
 	if r.Summary != "" {
 		op["summary"] = r.Summary
+	}
+	if d := strings.TrimSpace(r.Description + " " + oaCaller(r.Auth)); d != "" {
+		op["description"] = d
 	}
 	if r.Auth != "" {
 		op["x-agentmail-auth"] = r.Auth

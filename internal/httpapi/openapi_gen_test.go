@@ -35,7 +35,7 @@ func oaSampleRoutes() []OpenAPIRoute {
 
 func oaBuildSample(t *testing.T) (raw []byte, doc map[string]any) {
 	t.Helper()
-	raw, err := BuildOpenAPI(oaSampleRoutes(), client.ErrorBody{})
+	raw, err := BuildOpenAPI(oaSampleRoutes(), nil, client.ErrorBody{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ type oaEnumSample struct {
 }
 
 func TestOpenAPIEnumTagsAndEvents(t *testing.T) {
-	raw, err := BuildOpenAPI(oaSampleRoutes(), client.ErrorBody{},
+	raw, err := BuildOpenAPI(oaSampleRoutes(), nil, client.ErrorBody{},
 		OpenAPIEvent{Name: client.EventNewMail, Data: client.NewMailEvent{}},
 		OpenAPIEvent{Name: "sample", Data: oaEnumSample{}})
 	if err != nil {
@@ -225,7 +225,7 @@ func TestOpenAPIOutputIsDeterministic(t *testing.T) {
 
 func TestOpenAPIRefusesDuplicateRoutes(t *testing.T) {
 	routes := append(oaSampleRoutes(), OpenAPIRoute{Method: "get", Path: "/api/v1/me/mail/{id:[0-9]+}"})
-	if _, err := BuildOpenAPI(routes, client.ErrorBody{}); err == nil || !strings.Contains(err.Error(), "twice") {
+	if _, err := BuildOpenAPI(routes, nil, client.ErrorBody{}); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("got %v, want a duplicate route error", err)
 	}
 }

@@ -13,7 +13,7 @@ func OpenAPIRoutes() []OpenAPIRoute {
 	out := make([]OpenAPIRoute, 0, len(table))
 	for _, rt := range table {
 		or := OpenAPIRoute{
-			Method: rt.Method, Path: rt.Path, Auth: rt.Auth, Summary: rt.Summary,
+			Method: rt.Method, Path: rt.Path, Auth: rt.Auth, Summary: rt.Summary, Description: rt.Description, Tag: rt.Tag,
 			Request: rt.Request, Response: rt.Response, Status: rt.Status, Errors: rt.Errors,
 			Query: rt.Query, RequestContentType: rt.Consumes, ResponseContentType: rt.Produces,
 		}
@@ -33,7 +33,7 @@ var (
 // api/openapi.json holds.
 func OpenAPIDocument() ([]byte, error) {
 	openAPIOnce.Do(func() {
-		openAPIDocB, openAPIErr = BuildOpenAPI(OpenAPIRoutes(), client.ErrorBody{}, streamEvents()...)
+		openAPIDocB, openAPIErr = BuildOpenAPI(OpenAPIRoutes(), RouteTags, client.ErrorBody{}, streamEvents()...)
 	})
 	return openAPIDocB, openAPIErr
 }

@@ -10,7 +10,7 @@ import (
 // passwordRoutes is the change of a person's own password.
 func passwordRoutes() []Route {
 	return []Route{{Method: "POST", Path: Prefix + "/me/password", Auth: AuthPerson,
-		Summary: "Change the person's own password; other cookie sessions end, this one stays",
+		Summary: "Change the person's own password; other cookie sessions end, this one stays", Description: "Needs the current password. 400 a missing or wrong current password (wrong_password) or a too short new password, 429 too many wrong attempts (Retry-After).",
 		Request: client.ChangePasswordRequest{}, Status: 204, Errors: []int{400, 401, 403, 429, 500},
 		Answer: noBody((*Server).handleChangePassword)}}
 }

@@ -16,21 +16,21 @@ func reservationRoutes() []Route {
 	p := Prefix
 	ws := OpenAPIParam{Name: "workspace", Type: "string", Description: "absolute directory; absent: the caller's own reservations (agents) or those of every workspace of the person's sessions"}
 	return []Route{
-		{Method: "POST", Path: p + "/reservations", Auth: AuthAgent, Summary: "Reserve paths or globs of a workspace (1 to 100 paths, ttl_minutes 1 to 1440, default 60); conflicts are named, exclusive ones refuse the path",
+		{Method: "POST", Path: p + "/reservations", Auth: AuthAgent, Summary: "Reserve paths or globs of a workspace (1 to 100 paths, ttl_minutes 1 to 1440, default 60); conflicts are named, exclusive ones refuse the path", Description: "Advisory: the answer names overlapping reservations of other agents; an exclusive reservation refuses an overlapping one. 400 a bad path, glob or ttl, 404 a workspace the agent does not have, 409 too many reservations held.",
 			Request: client.ReserveRequest{}, Response: client.ReserveResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 500}, Answer: answer((*Server).handleReserve)},
-		{Method: "GET", Path: p + "/reservations", Auth: AuthAgent, Summary: "Active reservations that can touch a workspace, or the agent's own",
+		{Method: "GET", Path: p + "/reservations", Auth: AuthAgent, Summary: "Active reservations that can touch a workspace, or the agent's own", Description: "Without workspace: the agent's own reservations. 400 a bad workspace.",
 			Response: client.ReservationList{}, Status: 200, Errors: errsRead, Query: []OpenAPIParam{ws}, Answer: answer((*Server).handleListReservations)},
-		{Method: "POST", Path: p + "/reservations/renew", Auth: AuthAgent, Summary: "Extend the agent's own reservations (by id, by path, or all of a workspace)",
+		{Method: "POST", Path: p + "/reservations/renew", Auth: AuthAgent, Summary: "Extend the agent's own reservations (by id, by path, or all of a workspace)", Description: "Sets each selected reservation's expiry ttl_minutes from now. 400 a bad selection, 404 an unknown reservation.",
 			Request: client.ReservationSelect{}, Response: client.ReservationList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleRenewReservations)},
-		{Method: "POST", Path: p + "/reservations/release", Auth: AuthAgent, Summary: "End the agent's own reservations (by id, by path, or all of a workspace)",
+		{Method: "POST", Path: p + "/reservations/release", Auth: AuthAgent, Summary: "End the agent's own reservations (by id, by path, or all of a workspace)", Description: "400 a bad selection, 404 an unknown reservation.",
 			Request: client.ReservationSelect{}, Response: client.ReservationList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleReleaseReservations)},
-		{Method: "POST", Path: p + "/reservations/check", Auth: AuthAgent, Summary: "Which of these paths other agents hold (the pre-commit guard)",
+		{Method: "POST", Path: p + "/reservations/check", Auth: AuthAgent, Summary: "Which of these paths other agents hold (the pre-commit guard)", Description: "For each path, the reservations of other agents that cover it. 400 a bad path.",
 			Request: client.ReservationCheckRequest{}, Response: client.ReservationCheck{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleCheckReservations)},
-		{Method: "GET", Path: p + "/me/reservations", Auth: AuthPerson, Summary: "Reservations of the workspaces of the sessions the person takes part in",
+		{Method: "GET", Path: p + "/me/reservations", Auth: AuthPerson, Summary: "Reservations of the workspaces of the sessions the person takes part in", Description: "Filtered by workspace when given. 400 a bad workspace.",
 			Response: client.ReservationList{}, Status: 200, Errors: errsRead, Query: []OpenAPIParam{ws}, Answer: answer((*Server).handleListReservations)},
-		{Method: "DELETE", Path: p + "/me/reservations/{id}", Auth: AuthPerson, Summary: "Release any reservation the person sees",
+		{Method: "DELETE", Path: p + "/me/reservations/{id}", Auth: AuthPerson, Summary: "Release any reservation the person sees", Description: "404 an unknown reservation or one the person does not see.",
 			Status: 204, Errors: errsRead, Answer: noBody((*Server).handlePersonRelease)},
-		{Method: "POST", Path: p + "/me/reservations/check", Auth: AuthPerson, Summary: "Which of these paths agents hold (the pre-commit guard with a user key)",
+		{Method: "POST", Path: p + "/me/reservations/check", Auth: AuthPerson, Summary: "Which of these paths agents hold (the pre-commit guard with a user key)", Description: "For each path, the reservations that cover it. 400 a bad path.",
 			Request: client.ReservationCheckRequest{}, Response: client.ReservationCheck{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleCheckReservations)},
 	}
 }

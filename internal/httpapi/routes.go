@@ -60,20 +60,27 @@ func noBody(h func(*Server, http.ResponseWriter, *http.Request) error) AnswerFun
 // JSON ("text/event-stream", "application/octet-stream"). Exactly one of
 // Answer and Handler is set: Answer when the router writes the success
 // answer with Status, Handler when the handler writes it itself.
+//
+// Summary is one line; Description says in a few sentences what the route
+// does, its defaults and what its semantic errors (400, 404, 409) mean;
+// Tag is one of RouteTags (set per domain list in RouteTable). Every
+// route has all three (TestRouteTableDocumentsEveryRoute).
 type Route struct {
-	Method   string
-	Path     string
-	Auth     string
-	Summary  string
-	Request  any
-	Response any
-	Status   int
-	Errors   []int
-	Query    []OpenAPIParam
-	Consumes string
-	Produces string
-	Answer   AnswerFunc
-	Handler  HandlerFunc
+	Method      string
+	Path        string
+	Auth        string
+	Summary     string
+	Description string
+	Tag         string
+	Request     any
+	Response    any
+	Status      int
+	Errors      []int
+	Query       []OpenAPIParam
+	Consumes    string
+	Produces    string
+	Answer      AnswerFunc
+	Handler     HandlerFunc
 }
 
 // Prefix is the path prefix of every API route.
@@ -85,26 +92,75 @@ const Prefix = "/api/v1"
 // endpoint".
 func RouteTable() []Route {
 	return slices.Concat(
-		operationRoutes(),      // server.go: /healthz, /readyz, /openapi.json
-		metricsRoutes(),        // metrics.go
-		accountRoutes(),        // accounts.go: sign-in, keys, people
-		passwordRoutes(),       // password.go
-		agentRoutes(),          // agents.go
-		modelScopeRoutes(),     // modelscope.go
-		mailRoutes(),           // mail.go
-		searchRoutes(),         // search.go
-		sessionRoutes(),        // sessions.go: sessions and runs
-		eventRoutes(),          // events.go: event streams
-		permissionRoutes(),     // permission.go: requests, decisions, grants
-		attachmentRoutes(),     // attachment.go
-		scheduleRoutes(),       // schedule.go
-		discoveryRoutes(),      // discovery.go
-		turnTokenIssueRoutes(), // turntokens.go
-		emailRoutes(),          // email.go: the person's email address
-		ackRoutes(),            // acks.go
-		reservationRoutes(),    // reservations.go
-		mcpRoutes(),            // mcp.go: MCP over Streamable HTTP
+		tagged(TagOperations, operationRoutes()),      // server.go: /healthz, /readyz, /openapi.json
+		tagged(TagOperations, metricsRoutes()),        // metrics.go
+		tagged(TagAccounts, accountRoutes()),          // accounts.go: sign-in, keys, people
+		tagged(TagAccounts, passwordRoutes()),         // password.go
+		tagged(TagAgents, agentRoutes()),              // agents.go
+		tagged(TagModels, modelScopeRoutes()),         // modelscope.go
+		tagged(TagMail, mailRoutes()),                 // mail.go
+		tagged(TagMail, searchRoutes()),               // search.go
+		tagged(TagSessions, sessionRoutes()),          // sessions.go: sessions and runs
+		tagged(TagEvents, eventRoutes()),              // events.go: event streams
+		tagged(TagPermissions, permissionRoutes()),    // permission.go: requests, decisions, grants
+		tagged(TagAttachments, attachmentRoutes()),    // attachment.go
+		tagged(TagReminders, scheduleRoutes()),        // schedule.go
+		tagged(TagDiscovery, discoveryRoutes()),       // discovery.go
+		tagged(TagTurnTokens, turnTokenIssueRoutes()), // turntokens.go
+		tagged(TagAccounts, emailRoutes()),            // email.go: the person's email address
+		tagged(TagMail, ackRoutes()),                  // acks.go
+		tagged(TagReservations, reservationRoutes()),  // reservations.go
+		tagged(TagMCP, mcpRoutes()),                   // mcp.go: MCP over Streamable HTTP
 	)
+}
+
+// The tags of the route table: each groups the operations of one domain in
+// the OpenAPI document, which declares them (with these descriptions) in
+// its top-level "tags".
+const (
+	TagOperations   = "operations"
+	TagAccounts     = "accounts"
+	TagAgents       = "agents"
+	TagModels       = "models"
+	TagMail         = "mail"
+	TagSessions     = "sessions"
+	TagEvents       = "events"
+	TagPermissions  = "permissions"
+	TagAttachments  = "attachments"
+	TagReminders    = "reminders"
+	TagDiscovery    = "discovery"
+	TagTurnTokens   = "turn-tokens"
+	TagReservations = "reservations"
+	TagMCP          = "mcp"
+)
+
+// RouteTags declares every tag a route may carry, in the order the
+// document lists them, each with its description.
+var RouteTags = []OpenAPITag{
+	{TagOperations, "Liveness, readiness, metrics and this document."},
+	{TagAccounts, "Signing in and out, user and agent keys, people, the person's profile, password and email address."},
+	{TagAgents, "Agents: registration, heartbeat, online status and round budgets."},
+	{TagModels, "The model catalogue of an agent and the models it may use (its model scope)."},
+	{TagMail, "Sending, reading, forwarding, searching and acknowledging mail, for people (/me/mail) and agents (/mail)."},
+	{TagSessions, "Sessions (conversations bound to an agent's working directory) and the runs agents report in them."},
+	{TagEvents, "Server-sent event streams of people and agents, resumable with Last-Event-ID."},
+	{TagPermissions, "Permission requests of agents, the decisions of people, and always-allow grants."},
+	{TagAttachments, "Uploading and downloading attachments."},
+	{TagReminders, "Reminders: mails the gateway sends to their owner at a set time."},
+	{TagDiscovery, "Contacts, address suggestions and resolution, session participants."},
+	{TagTurnTokens, "Per-turn tokens: an agent's key narrowed to one session for one turn."},
+	{TagReservations, "Advisory reservations of workspace paths between agents, and the pre-commit check."},
+	{TagMCP, "MCP (Model Context Protocol) over Streamable HTTP: the mail tools for MCP clients."},
+}
+
+// tagged sets tag on every route of list that has none.
+func tagged(tag string, list []Route) []Route {
+	for i := range list {
+		if list[i].Tag == "" {
+			list[i].Tag = tag
+		}
+	}
+	return list
 }
 
 // Error status sets used by many routes.

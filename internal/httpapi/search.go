@@ -9,7 +9,7 @@ import (
 // searchRoutes is the search of a person's own mails.
 func searchRoutes() []Route {
 	return []Route{{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
-		Summary:  "Search the person's own mails (subject, body, sender name), newest first",
+		Summary: "Search the person's own mails (subject, body, sender name), newest first", Description: "Full-text search over the mails the person sent or received (query parameter q, with limit and cursor as in the inbox). 400 a bad parameter.",
 		Response: client.MailList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleSearch)}}
 }
 

@@ -28,9 +28,9 @@ import (
 func operationRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "GET", Path: "/healthz", Auth: AuthNone, Summary: "Liveness", Response: map[string]string{}, Status: 200, Handler: (*Server).handleHealthz},
-		{Method: "GET", Path: "/readyz", Auth: AuthNone, Summary: "Readiness: the database answers", Response: map[string]string{}, Status: 200, Errors: []int{503}, Handler: (*Server).handleReadyz},
-		{Method: "GET", Path: p + "/openapi.json", Auth: AuthNone, Summary: "This API's OpenAPI 3.1 description", Response: map[string]any{}, Status: 200, Errors: []int{500}, Handler: (*Server).handleOpenAPI},
+		{Method: "GET", Path: "/healthz", Auth: AuthNone, Summary: "Liveness", Description: "Answers 200 {\"status\":\"ok\"} while the process serves HTTP; it does not touch the database.", Response: map[string]string{}, Status: 200, Handler: (*Server).handleHealthz},
+		{Method: "GET", Path: "/readyz", Auth: AuthNone, Summary: "Readiness: the database answers", Description: "Answers 200 {\"status\":\"ready\"} when the database answers a ping (with \"storage\":\"full\" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown or when the database does not answer.", Response: map[string]string{}, Status: 200, Errors: []int{503}, Handler: (*Server).handleReadyz},
+		{Method: "GET", Path: p + "/openapi.json", Auth: AuthNone, Summary: "This API's OpenAPI 3.1 description", Description: "The document generated from the gateway's route table and wire types, the same bytes as api/openapi.json in the repository.", Response: map[string]any{}, Status: 200, Errors: []int{500}, Handler: (*Server).handleOpenAPI},
 	}
 }
 
@@ -128,15 +128,23 @@ func (s *Server) Drain() {
 	}
 }
 
-// Handler builds the router from the route table. Paths under /api/ that
-// match no route answer a JSON 404; every other path goes to the web page.
+// Handler builds the router from the route table. Every GET route also
+// answers HEAD (RFC 9110 9.3.2: the GET answer's status and headers, no
+// body). Paths under /api/ that match no route answer a JSON 404; a path
+// that matches with another method answers a JSON 405 with Allow listing
+// the methods it has (RFC 9110 15.5.6); every other path goes to the web
+// page.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	s.router = r     // the MCP tools' gateway (mcp.go)
 	r.Use(s.observe) // metrics.go: requests by route and status
 	r.Use(s.recoverer)
 	for _, rt := range RouteTable() {
-		r.Method(rt.Method, rt.Path, s.wrap(rt))
+		h := s.wrap(rt)
+		r.Method(rt.Method, rt.Path, h)
+		if rt.Method == http.MethodGet {
+			r.Method(http.MethodHead, rt.Path, h)
+		}
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") || s.opt.WebUI == nil {
@@ -147,15 +155,34 @@ func (s *Server) Handler() http.Handler {
 		s.opt.WebUI.ServeHTTP(w, r)
 	}
 	r.NotFound(notFound)
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/") && s.opt.WebUI != nil {
-			s.opt.WebUI.ServeHTTP(w, r)
+	mux := r
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		if !strings.HasPrefix(req.URL.Path, "/api/") && s.opt.WebUI != nil {
+			s.opt.WebUI.ServeHTTP(w, req)
 			return
 		}
-		writeJSON(w, http.StatusMethodNotAllowed, client.ErrorBody{Error: "method " + r.Method + " is not allowed here",
-			Code: "method_not_allowed", Suggestion: "see docs/API.md"})
+		allowed := allowedMethods(mux, req.URL.Path)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, client.ErrorBody{Error: "method " + req.Method + " is not allowed here",
+			Code: "method_not_allowed", Suggestion: "use " + strings.Join(allowed, ", ") + "; see docs/API.md"})
 	})
 	return r
+}
+
+// routeMethods are the methods the route table uses, HEAD included, in the
+// order an Allow header lists them.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods answers the methods mux routes for path: the Allow header
+// of a 405.
+func allowedMethods(mux *chi.Mux, path string) []string {
+	var out []string
+	for _, m := range routeMethods {
+		if mux.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // recoverer turns a handler panic into a logged 500.

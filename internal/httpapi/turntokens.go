@@ -14,9 +14,9 @@ import (
 func turnTokenIssueRoutes() []Route {
 	p := Prefix
 	return []Route{
-		{Method: "POST", Path: p + "/agent/turn-tokens", Auth: AuthAgent, Summary: "Issue a per-turn token acting as the agent within one session (agent key only)",
+		{Method: "POST", Path: p + "/agent/turn-tokens", Auth: AuthAgent, Summary: "Issue a per-turn token acting as the agent within one session (agent key only)", Description: "A short-lived token for one turn of the agent: it acts as the agent but sees and sends only within the session. 400 a bad lifetime, 404 an unknown session.",
 			Request: client.CreateTurnTokenRequest{}, Response: client.TurnToken{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleCreateTurnToken},
-		{Method: "DELETE", Path: p + "/agent/turn-tokens/{token_id}", Auth: AuthAgent, Summary: "Revoke a per-turn token (agent key only)",
+		{Method: "DELETE", Path: p + "/agent/turn-tokens/{token_id}", Auth: AuthAgent, Summary: "Revoke a per-turn token (agent key only)", Description: "404 an unknown token or one of another agent.",
 			Status: 204, Errors: errsRead, Handler: (*Server).handleRevokeTurnToken},
 	}
 }

@@ -9,13 +9,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where a mail to this address would go; creates nothing */
+        /**
+         * Where a mail to this address would go; creates nothing
+         * @description Resolves an address as a send would: the agent, workspace and session (or that a new session would start). 400 a malformed address, 404 an address that resolves to nothing. Caller: a person or an agent.
+         */
         get: operations["getAddressResolve"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Where a mail to this address would go; creates nothing
+         * @description The status and headers the GET of this path answers, without a body. Resolves an address as a send would: the agent, workspace and session (or that a new session would start). 400 a malformed address, 404 an address that resolves to nothing. Caller: a person or an agent.
+         */
+        head: operations["headAddressResolve"];
         patch?: never;
         trace?: never;
     };
@@ -26,13 +33,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Address suggestions: names, workspaces, session aliases; recent first */
+        /**
+         * Address suggestions: names, workspaces, session aliases; recent first
+         * @description Completions of q as full addresses, recent first. 400 a limit out of bounds. Caller: a person or an agent.
+         */
         get: operations["getAddressSuggest"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Address suggestions: names, workspaces, session aliases; recent first
+         * @description The status and headers the GET of this path answers, without a body. Completions of q as full addresses, recent first. 400 a limit out of bounds. Caller: a person or an agent.
+         */
+        head: operations["headAddressSuggest"];
         patch?: never;
         trace?: never;
     };
@@ -43,14 +57,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agent keys */
+        /**
+         * List agent keys
+         * @description Every agent key without tokens: agent, lifecycle, expiry, last use. Caller: a person with the admin role (user key or session cookie).
+         */
         get: operations["getAdminAgentKeys"];
         put?: never;
-        /** Register a client-generated agent key (key_token) or issue one */
+        /**
+         * Register a client-generated agent key (key_token) or issue one
+         * @description With key_token, registers a key the agent's machine generated (the gateway stores only its hash); without, issues a new one shown once. 400 a bad agent name or lifetime, 409 the key or the agent name is taken. Caller: a person with the admin role (user key or session cookie).
+         */
         post: operations["postAdminAgentKeys"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List agent keys
+         * @description The status and headers the GET of this path answers, without a body. Every agent key without tokens: agent, lifecycle, expiry, last use. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminAgentKeys"];
         patch?: never;
         trace?: never;
     };
@@ -64,7 +88,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an agent key */
+        /**
+         * Revoke an agent key
+         * @description Revokes the key at once; its event streams end. 404 an unknown key. Caller: a person with the admin role (user key or session cookie).
+         */
         delete: operations["deleteAdminAgentKeysByKeyId"];
         options?: never;
         head?: never;
@@ -78,13 +105,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents */
+        /**
+         * List agents
+         * @description Every agent with platform, workspaces, online status and round budget. Caller: a person with the admin role (user key or session cookie).
+         */
         get: operations["getAdminAgents"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List agents
+         * @description The status and headers the GET of this path answers, without a body. Every agent with platform, workspaces, online status and round budget. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminAgents"];
         patch?: never;
         trace?: never;
     };
@@ -101,7 +135,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an agent's default round budget */
+        /**
+         * Change an agent's default round budget
+         * @description The round budget new sessions of this agent start with. 400 a budget out of bounds, 404 an unknown agent. Caller: a person with the admin role (user key or session cookie).
+         */
         patch: operations["patchAdminAgentsByName"];
         trace?: never;
     };
@@ -112,14 +149,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's model catalogue and allowed list */
+        /**
+         * An agent's model catalogue and allowed list
+         * @description The agent with its catalogue (the models its platform reported) and its allowed list. 404 an unknown agent. Caller: a person with the admin role (user key or session cookie).
+         */
         get: operations["getAdminAgentsByNameModels"];
-        /** Set an agent's allowed models in priority order, or make it unrestricted */
+        /**
+         * Set an agent's allowed models in priority order, or make it unrestricted
+         * @description Send {"allowed_models": [...]} to restrict the agent to those models in priority order, or {"models_unrestricted": true} to lift the restriction. 400 a model not in the catalogue, a duplicate, or a non-empty allowed_models together with models_unrestricted true; 404 an unknown agent. Caller: a person with the admin role (user key or session cookie).
+         */
         put: operations["putAdminAgentsByNameModels"];
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: An agent's model catalogue and allowed list
+         * @description The status and headers the GET of this path answers, without a body. The agent with its catalogue (the models its platform reported) and its allowed list. 404 an unknown agent. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminAgentsByNameModels"];
         patch?: never;
         trace?: never;
     };
@@ -130,13 +177,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Explicit admin read of any mail */
+        /**
+         * Explicit admin read of any mail
+         * @description An admin reads any mail by id; the read is logged. It does not mark the mail read. 404 an unknown mail. Caller: a person with the admin role (user key or session cookie).
+         */
         get: operations["getAdminMailById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Explicit admin read of any mail
+         * @description The status and headers the GET of this path answers, without a body. An admin reads any mail by id; the read is logged. It does not mark the mail read. 404 an unknown mail. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminMailById"];
         patch?: never;
         trace?: never;
     };
@@ -147,13 +201,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List every person's user keys */
+        /**
+         * List every person's user keys
+         * @description The user keys of every person without tokens. Caller: a person with the admin role (user key or session cookie).
+         */
         get: operations["getAdminUserKeys"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List every person's user keys
+         * @description The status and headers the GET of this path answers, without a body. The user keys of every person without tokens. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminUserKeys"];
         patch?: never;
         trace?: never;
     };
@@ -167,7 +228,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke any user key */
+        /**
+         * Revoke any user key
+         * @description Revokes any person's user key at once. 404 an unknown key. Caller: a person with the admin role (user key or session cookie).
+         */
         delete: operations["deleteAdminUserKeysByKeyId"];
         options?: never;
         head?: never;
@@ -181,14 +245,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List people */
+        /**
+         * List people
+         * @description Every person with role, state and email settings. Caller: a person with the admin role (user key or session cookie).
+         */
         get: operations["getAdminUsers"];
         put?: never;
-        /** Create a person */
+        /**
+         * Create a person
+         * @description Creates a person with a password; role defaults to user. 400 a bad username, a reserved name or a weak password, 409 the name (or one that looks the same) is taken. Caller: a person with the admin role (user key or session cookie).
+         */
         post: operations["postAdminUsers"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List people
+         * @description The status and headers the GET of this path answers, without a body. Every person with role, state and email settings. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminUsers"];
         patch?: never;
         trace?: never;
     };
@@ -205,7 +279,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Disable, reset password or change role */
+        /**
+         * Disable, reset password or change role
+         * @description Changes only the fields sent. 400 a bad field, 404 an unknown person. Caller: a person with the admin role (user key or session cookie).
+         */
         patch: operations["patchAdminUsersByUsername"];
         trace?: never;
     };
@@ -218,7 +295,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Heartbeat, mirror and catalogue; answers the model scope (W-3) */
+        /**
+         * Heartbeat, mirror and catalogue; answers the model scope (W-3)
+         * @description Marks the agent online, updates its mirror of sessions and its model catalogue, and answers the models it may use. 400 a bad field. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postAgentHeartbeat"];
         delete?: never;
         options?: never;
@@ -233,13 +313,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's model scope */
+        /**
+         * The agent's model scope
+         * @description The models the agent may use in priority order, or unrestricted. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getAgentModelsAllowed"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The agent's model scope
+         * @description The status and headers the GET of this path answers, without a body. The models the agent may use in priority order, or unrestricted. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headAgentModelsAllowed"];
         patch?: never;
         trace?: never;
     };
@@ -252,7 +339,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register the agent (W-2) */
+        /**
+         * Register the agent (W-2)
+         * @description Registers (or updates) the agent of the key: platform, version and workspaces. The name must be the key's agent. 400 a bad field. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postAgentRegister"];
         delete?: never;
         options?: never;
@@ -269,7 +359,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a per-turn token acting as the agent within one session (agent key only) */
+        /**
+         * Issue a per-turn token acting as the agent within one session (agent key only)
+         * @description A short-lived token for one turn of the agent: it acts as the agent but sees and sends only within the session. 400 a bad lifetime, 404 an unknown session. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postAgentTurnTokens"];
         delete?: never;
         options?: never;
@@ -287,7 +380,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a per-turn token (agent key only) */
+        /**
+         * Revoke a per-turn token (agent key only)
+         * @description 404 an unknown token or one of another agent. Caller: an agent (agent key as Bearer).
+         */
         delete: operations["deleteAgentTurnTokensByTokenId"];
         options?: never;
         head?: never;
@@ -301,13 +397,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents with online status */
+        /**
+         * List agents with online status
+         * @description Every agent with platform, workspaces and whether it is online. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getAgents"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List agents with online status
+         * @description The status and headers the GET of this path answers, without a body. Every agent with platform, workspaces and whether it is online. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headAgents"];
         patch?: never;
         trace?: never;
     };
@@ -318,13 +421,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One agent with models and sessions */
+        /**
+         * One agent with models and sessions
+         * @description The agent, its model catalogue and allowed models, and the sessions the caller may see. 404 an unknown agent. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getAgentsByName"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: One agent with models and sessions
+         * @description The status and headers the GET of this path answers, without a body. The agent, its model catalogue and allowed models, and the sessions the caller may see. 404 an unknown agent. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headAgentsByName"];
         patch?: never;
         trace?: never;
     };
@@ -337,7 +447,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload an attachment (multipart field file) */
+        /**
+         * Upload an attachment (multipart field file)
+         * @description Stores the file of the multipart field file; the answer's id goes into a mail's attachments. Unsent attachments are removed after a while. 400 no file field, 413 a file over the size limit. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postAttachments"];
         delete?: never;
         options?: never;
@@ -352,13 +465,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download an attachment (always octet-stream, as an attachment) */
+        /**
+         * Download an attachment (always octet-stream, as an attachment)
+         * @description The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getAttachmentsById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Download an attachment (always octet-stream, as an attachment)
+         * @description The status and headers the GET of this path answers, without a body. The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headAttachmentsById"];
         patch?: never;
         trace?: never;
     };
@@ -371,7 +491,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in; sets the HttpOnly session cookie */
+        /**
+         * Sign in; sets the HttpOnly session cookie
+         * @description Checks username and password and sets the session cookie; the answer carries the csrf_token to send as X-CSRF-Token on cookie-authenticated writes. 401 wrong username or password (the same answer for both), 415 a body that is not JSON, 429 too many failed attempts (Retry-After). No credentials needed.
+         */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -388,7 +511,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign out; clears the session cookie */
+        /**
+         * Sign out; clears the session cookie
+         * @description Ends the cookie session of the request (a user key stays valid) and clears the cookie. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postAuthLogout"];
         delete?: never;
         options?: never;
@@ -403,13 +529,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** People and agents */
+        /**
+         * People and agents
+         * @description Everyone the caller can write to, with kind, workspaces and online status. Caller: a person or an agent.
+         */
         get: operations["getContacts"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: People and agents
+         * @description The status and headers the GET of this path answers, without a body. Everyone the caller can write to, with kind, workspaces and online status. Caller: a person or an agent.
+         */
+        head: operations["headContacts"];
         patch?: never;
         trace?: never;
     };
@@ -420,13 +553,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's event stream (SSE, W-4) */
+        /**
+         * The agent's event stream (SSE, W-4)
+         * @description Server-sent events for the agent (new_mail, permission_decision, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats; it ends when the key is revoked or expires. 400 a bad Last-Event-ID, 429 too many streams for this key. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getEventsStream"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The agent's event stream (SSE, W-4)
+         * @description The status and headers the GET of this path answers, without a body. Server-sent events for the agent (new_mail, permission_decision, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats; it ends when the key is revoked or expires. 400 a bad Last-Event-ID, 429 too many streams for this key. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headEventsStream"];
         patch?: never;
         trace?: never;
     };
@@ -437,13 +577,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The always-allow grants that apply to the agent in one session */
+        /**
+         * The always-allow grants that apply to the agent in one session
+         * @description Filtered by session_id and tool when given. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getGrants"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The always-allow grants that apply to the agent in one session
+         * @description The status and headers the GET of this path answers, without a body. Filtered by session_id and tool when given. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headGrants"];
         patch?: never;
         trace?: never;
     };
@@ -454,13 +601,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's inbox (T-1: default unread, 5, marks the listed mails read) */
+        /**
+         * The agent's inbox (T-1: default unread, 5, marks the listed mails read)
+         * @description Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter, or mark_read with status=all. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getMailInbox"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The agent's inbox (T-1: default unread, 5, marks the listed mails read)
+         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter, or mark_read with status=all. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headMailInbox"];
         patch?: never;
         trace?: never;
     };
@@ -473,7 +627,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark mails read or unread */
+        /**
+         * Mark mails read or unread
+         * @description Marks the listed mails of the caller read, or unread. 400 a bad field. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postMailRead"];
         delete?: never;
         options?: never;
@@ -490,7 +647,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a mail (W-5) */
+        /**
+         * Send a mail (W-5)
+         * @description Sends to one address (name@path.session, docs/API.md); a reply uses a round of the session's budget. 400 a bad address or field, 403 the round budget is used up, 404 an address that resolves to nothing (alias_not_found: never retry as .new), 409 the received mail's answer slot is already used (relay_already_answered), 413 a body over the limit, 429 sending too fast (Retry-After). Caller: an agent (agent key as Bearer).
+         */
         post: operations["postMailSend"];
         delete?: never;
         options?: never;
@@ -505,13 +665,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first */
+        /**
+         * Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first
+         * @description Both directions by default; role narrows to one. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getMailUnacknowledged"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first
+         * @description The status and headers the GET of this path answers, without a body. Both directions by default; role narrows to one. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headMailUnacknowledged"];
         patch?: never;
         trace?: never;
     };
@@ -522,13 +689,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One mail the agent sent or received */
+        /**
+         * One mail the agent sent or received
+         * @description The full mail; reading it here does not mark it read. 404 an unknown mail or one the agent neither sent nor received. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getMailById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: One mail the agent sent or received
+         * @description The status and headers the GET of this path answers, without a body. The full mail; reading it here does not mark it read. 404 an unknown mail or one the agent neither sent nor received. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headMailById"];
         patch?: never;
         trace?: never;
     };
@@ -541,7 +715,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Acknowledge a mail sent with ack_required (reading is not acknowledging); a second call answers the first */
+        /**
+         * Acknowledge a mail sent with ack_required (reading is not acknowledging); a second call answers the first
+         * @description Records that the caller acknowledges the mail; a second call answers the first acknowledgement. 404 an unknown mail, 409 the caller owes no acknowledgement for it (no ack_required, or the caller only sent it). Caller: an agent (agent key as Bearer).
+         */
         post: operations["postMailByIdAck"];
         delete?: never;
         options?: never;
@@ -558,7 +735,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Forward a mail as a new thread (T-5) */
+        /**
+         * Forward a mail as a new thread (T-5)
+         * @description Sends the mail's content to another address as the first mail of a new session. 400 a bad address, 404 an unknown mail or address, 429 sending too fast. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postMailByIdForward"];
         delete?: never;
         options?: never;
@@ -573,13 +753,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The mail's session, oldest first */
+        /**
+         * The mail's session, oldest first
+         * @description Every mail of the mail's session the agent may see, oldest first. 404 an unknown mail. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getMailByIdThread"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The mail's session, oldest first
+         * @description The status and headers the GET of this path answers, without a body. Every mail of the mail's session the agent may see, oldest first. 404 an unknown mail. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headMailByIdThread"];
         patch?: never;
         trace?: never;
     };
@@ -590,14 +777,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in person */
+        /**
+         * The signed-in person
+         * @description Username, role, language and email settings of the caller. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
-        /** Set the person's language, email address (a code is mailed to it) or notification preference */
+        /**
+         * HEAD of: The signed-in person
+         * @description The status and headers the GET of this path answers, without a body. Username, role, language and email settings of the caller. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMe"];
+        /**
+         * Set the person's language, email address (a code is mailed to it) or notification preference
+         * @description Changes only the fields sent. A new email address is pending until confirmed with POST /me/email/verify. 400 a bad field, 409 an address another person confirmed, 429 codes requested too often, 503 the gateway sends no email. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         patch: operations["patchMe"];
         trace?: never;
     };
@@ -610,7 +807,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload an attachment (multipart field file) */
+        /**
+         * Upload an attachment (multipart field file)
+         * @description Stores the file of the multipart field file; the answer's id goes into a mail's attachments. Unsent attachments are removed after a while. 400 no file field, 413 a file over the size limit. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeAttachments"];
         delete?: never;
         options?: never;
@@ -625,13 +825,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download an attachment (always octet-stream, as an attachment) */
+        /**
+         * Download an attachment (always octet-stream, as an attachment)
+         * @description The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeAttachmentsById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Download an attachment (always octet-stream, as an attachment)
+         * @description The status and headers the GET of this path answers, without a body. The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeAttachmentsById"];
         patch?: never;
         trace?: never;
     };
@@ -642,13 +849,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Unread mails and pending permission requests */
+        /**
+         * Unread mails and pending permission requests
+         * @description The numbers behind the page's badges. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeCounts"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Unread mails and pending permission requests
+         * @description The status and headers the GET of this path answers, without a body. The numbers behind the page's badges. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeCounts"];
         patch?: never;
         trace?: never;
     };
@@ -661,7 +875,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm the pending email address with the mailed code or link token */
+        /**
+         * Confirm the pending email address with the mailed code or link token
+         * @description Send code or token. 400 wrong_code, 409 no address pending, the code expired or its attempts are used up, or another person confirmed the address meanwhile; 503 the gateway sends no email. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeEmailVerify"];
         delete?: never;
         options?: never;
@@ -676,13 +893,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The person's event stream (SSE) */
+        /**
+         * The person's event stream (SSE)
+         * @description Server-sent events for the person (new_mail, permission_request, session_updated, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats. 400 a bad Last-Event-ID, 429 too many streams for this key. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeEventsStream"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The person's event stream (SSE)
+         * @description The status and headers the GET of this path answers, without a body. Server-sent events for the person (new_mail, permission_request, session_updated, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats. 400 a bad Last-Event-ID, 429 too many streams for this key. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeEventsStream"];
         patch?: never;
         trace?: never;
     };
@@ -693,13 +917,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The grants the person gave (admins: all) */
+        /**
+         * The grants the person gave (admins: all)
+         * @description Always-allow grants with tool, scope and session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeGrants"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The grants the person gave (admins: all)
+         * @description The status and headers the GET of this path answers, without a body. Always-allow grants with tool, scope and session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeGrants"];
         patch?: never;
         trace?: never;
     };
@@ -713,7 +944,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a grant */
+        /**
+         * Revoke a grant
+         * @description The agent asks again next time. 404 an unknown grant or one the person may not revoke. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         delete: operations["deleteMeGrantsByGrantId"];
         options?: never;
         head?: never;
@@ -727,14 +961,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the person's user keys */
+        /**
+         * List the person's user keys
+         * @description The caller's user keys without their tokens, newest first. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeKeys"];
         put?: never;
-        /** Create a user key (token shown once) */
+        /**
+         * Create a user key (token shown once)
+         * @description Creates a user key acting as the caller; the token is in this answer only and is stored as a hash. 400 a name or lifetime out of bounds. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeKeys"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List the person's user keys
+         * @description The status and headers the GET of this path answers, without a body. The caller's user keys without their tokens, newest first. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeKeys"];
         patch?: never;
         trace?: never;
     };
@@ -748,7 +992,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of the person's user keys */
+        /**
+         * Revoke one of the person's user keys
+         * @description Revokes the key at once; open event streams opened with it end. 404 an unknown key or one of another person (the same answer). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         delete: operations["deleteMeKeysByKeyId"];
         options?: never;
         head?: never;
@@ -762,13 +1009,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The person's inbox, newest first (default status=all, limit=50, no marking) */
+        /**
+         * The person's inbox, newest first (default status=all, limit=50, no marking)
+         * @description Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeMailInbox"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The person's inbox, newest first (default status=all, limit=50, no marking)
+         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeMailInbox"];
         patch?: never;
         trace?: never;
     };
@@ -781,7 +1035,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark mails read or unread */
+        /**
+         * Mark mails read or unread
+         * @description Marks the listed mails of the caller read, or unread. 400 a bad field. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeMailRead"];
         delete?: never;
         options?: never;
@@ -796,13 +1053,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search the person's own mails (subject, body, sender name), newest first */
+        /**
+         * Search the person's own mails (subject, body, sender name), newest first
+         * @description Full-text search over the mails the person sent or received (query parameter q, with limit and cursor as in the inbox). 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeMailSearch"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Search the person's own mails (subject, body, sender name), newest first
+         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received (query parameter q, with limit and cursor as in the inbox). 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeMailSearch"];
         patch?: never;
         trace?: never;
     };
@@ -815,7 +1079,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a mail as the person (round_budget for a new session); a reply conflicting with a permission request's decision is 409 */
+        /**
+         * Send a mail as the person (round_budget for a new session); a reply conflicting with a permission request's decision is 409
+         * @description Sends to one address (name@path.session, docs/API.md); a new session starts with round_budget when given. 400 a bad address or field, 404 an address that resolves to no agent or session, 409 a reply that decides a permission request differently than already decided (or after it expired), 413 a body over the limit. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeMailSend"];
         delete?: never;
         options?: never;
@@ -830,13 +1097,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Mails the person sent, newest first */
+        /**
+         * Mails the person sent, newest first
+         * @description Paged with next_cursor. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeMailSent"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Mails the person sent, newest first
+         * @description The status and headers the GET of this path answers, without a body. Paged with next_cursor. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeMailSent"];
         patch?: never;
         trace?: never;
     };
@@ -847,13 +1121,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first */
+        /**
+         * Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first
+         * @description Both directions by default; role narrows to one. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeMailUnacknowledged"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Waiting for acknowledgement: mails the caller sent that are not acknowledged by all, and mails the caller has not acknowledged, oldest due first
+         * @description The status and headers the GET of this path answers, without a body. Both directions by default; role narrows to one. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeMailUnacknowledged"];
         patch?: never;
         trace?: never;
     };
@@ -864,13 +1145,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One mail the person sent or received */
+        /**
+         * One mail the person sent or received
+         * @description The full mail with body and attachments; reading it here does not mark it read. 404 an unknown mail or one the person neither sent nor received (the same answer). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeMailById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: One mail the person sent or received
+         * @description The status and headers the GET of this path answers, without a body. The full mail with body and attachments; reading it here does not mark it read. 404 an unknown mail or one the person neither sent nor received (the same answer). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeMailById"];
         patch?: never;
         trace?: never;
     };
@@ -883,7 +1171,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Acknowledge a mail sent with ack_required (reading is not acknowledging); a second call answers the first */
+        /**
+         * Acknowledge a mail sent with ack_required (reading is not acknowledging); a second call answers the first
+         * @description Records that the caller acknowledges the mail; a second call answers the first acknowledgement. 404 an unknown mail, 409 the caller owes no acknowledgement for it (no ack_required, or the caller only sent it). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeMailByIdAck"];
         delete?: never;
         options?: never;
@@ -900,7 +1191,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Forward a mail as a new thread */
+        /**
+         * Forward a mail as a new thread
+         * @description Sends the mail's content to another address as the first mail of a new session. 400 a bad address, 404 an unknown mail or address. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeMailByIdForward"];
         delete?: never;
         options?: never;
@@ -915,13 +1209,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Conversation tree around a mail, paged both ways */
+        /**
+         * Conversation tree around a mail, paged both ways
+         * @description The mail's place in its session's reply tree with up to before and after neighbours. 400 a bad parameter, 404 an unknown mail. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeMailByIdTree"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Conversation tree around a mail, paged both ways
+         * @description The status and headers the GET of this path answers, without a body. The mail's place in its session's reply tree with up to before and after neighbours. 400 a bad parameter, 404 an unknown mail. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeMailByIdTree"];
         patch?: never;
         trace?: never;
     };
@@ -934,7 +1235,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change the person's own password; other cookie sessions end, this one stays */
+        /**
+         * Change the person's own password; other cookie sessions end, this one stays
+         * @description Needs the current password. 400 a missing or wrong current password (wrong_password) or a too short new password, 429 too many wrong attempts (Retry-After). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMePassword"];
         delete?: never;
         options?: never;
@@ -951,7 +1255,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decide a permission request; the first decision wins */
+        /**
+         * Decide a permission request; the first decision wins
+         * @description approve, always (also stores a grant) or deny. The same decision again answers the stored state. 400 a bad decision, 404 an unknown request, 409 already decided differently or expired. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMePermissionByMailIdDecide"];
         delete?: never;
         options?: never;
@@ -966,13 +1273,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Permission requests addressed to the person */
+        /**
+         * Permission requests addressed to the person
+         * @description Filtered by status (default pending). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMePermissions"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Permission requests addressed to the person
+         * @description The status and headers the GET of this path answers, without a body. Filtered by status (default pending). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMePermissions"];
         patch?: never;
         trace?: never;
     };
@@ -983,13 +1297,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reservations of the workspaces of the sessions the person takes part in */
+        /**
+         * Reservations of the workspaces of the sessions the person takes part in
+         * @description Filtered by workspace when given. 400 a bad workspace. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeReservations"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Reservations of the workspaces of the sessions the person takes part in
+         * @description The status and headers the GET of this path answers, without a body. Filtered by workspace when given. 400 a bad workspace. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeReservations"];
         patch?: never;
         trace?: never;
     };
@@ -1002,7 +1323,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Which of these paths agents hold (the pre-commit guard with a user key) */
+        /**
+         * Which of these paths agents hold (the pre-commit guard with a user key)
+         * @description For each path, the reservations that cover it. 400 a bad path. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeReservationsCheck"];
         delete?: never;
         options?: never;
@@ -1020,7 +1344,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Release any reservation the person sees */
+        /**
+         * Release any reservation the person sees
+         * @description 404 an unknown reservation or one the person does not see. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         delete: operations["deleteMeReservationsById"];
         options?: never;
         head?: never;
@@ -1034,14 +1361,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's reminders (with a hint near the limit) */
+        /**
+         * List the caller's reminders (with a hint near the limit)
+         * @description Every reminder of the caller, next due first; hint is set at 75 % of the limit. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeSchedules"];
         put?: never;
-        /** Create a reminder */
+        /**
+         * Create a reminder
+         * @description A mail the gateway sends to the caller (or into a session) at the given time, once or repeating. 400 a bad time or field, 404 an unknown session, 409 the caller has reached the reminder limit. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         post: operations["postMeSchedules"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List the caller's reminders (with a hint near the limit)
+         * @description The status and headers the GET of this path answers, without a body. Every reminder of the caller, next due first; hint is set at 75 % of the limit. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeSchedules"];
         patch?: never;
         trace?: never;
     };
@@ -1055,11 +1392,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a reminder */
+        /**
+         * Delete a reminder
+         * @description 404 an unknown reminder or one of another owner. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         delete: operations["deleteMeSchedulesById"];
         options?: never;
         head?: never;
-        /** Change only the fields sent */
+        /**
+         * Change only the fields sent
+         * @description Changes a reminder of the caller. 400 a bad field, 404 an unknown reminder or one of another owner. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         patch: operations["patchMeSchedulesById"];
         trace?: never;
     };
@@ -1070,13 +1413,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Sessions the person takes part in, most recent first */
+        /**
+         * Sessions the person takes part in, most recent first
+         * @description Paged with next_cursor. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeSessions"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Sessions the person takes part in, most recent first
+         * @description The status and headers the GET of this path answers, without a body. Paged with next_cursor. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeSessions"];
         patch?: never;
         trace?: never;
     };
@@ -1087,14 +1437,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One session */
+        /**
+         * One session
+         * @description Alias, title, workspace, agent, round budget and use. 404 an unknown session or one the person does not take part in. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeSessionsById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
-        /** Change alias (manual), budget, or reset used rounds */
+        /**
+         * HEAD of: One session
+         * @description The status and headers the GET of this path answers, without a body. Alias, title, workspace, agent, round budget and use. 404 an unknown session or one the person does not take part in. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeSessionsById"];
+        /**
+         * Change alias (manual), budget, or reset used rounds
+         * @description Changes only the fields sent; an alias set here is manual and agents no longer rename it. 400 a bad or taken alias or a budget out of bounds, 404 an unknown session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         patch: operations["patchMeSessionsById"];
         trace?: never;
     };
@@ -1105,13 +1465,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A session's mails, oldest first; next_cursor continues with the newer ones */
+        /**
+         * A session's mails, oldest first; next_cursor continues with the newer ones
+         * @description 400 a bad parameter or cursor, 404 an unknown session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeSessionsByIdMails"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: A session's mails, oldest first; next_cursor continues with the newer ones
+         * @description The status and headers the GET of this path answers, without a body. 400 a bad parameter or cursor, 404 an unknown session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeSessionsByIdMails"];
         patch?: never;
         trace?: never;
     };
@@ -1122,13 +1489,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Runs of a session, newest first */
+        /**
+         * Runs of a session, newest first
+         * @description The runs (turns) agents reported in the session, with state and timing. 404 an unknown session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
         get: operations["getMeSessionsByIdRuns"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Runs of a session, newest first
+         * @description The status and headers the GET of this path answers, without a body. The runs (turns) agents reported in the session, with state and timing. 404 an unknown session. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeSessionsByIdRuns"];
         patch?: never;
         trace?: never;
     };
@@ -1139,13 +1513,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This API's OpenAPI 3.1 description */
+        /**
+         * This API's OpenAPI 3.1 description
+         * @description The document generated from the gateway's route table and wire types, the same bytes as api/openapi.json in the repository. No credentials needed.
+         */
         get: operations["getOpenapiJson"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: This API's OpenAPI 3.1 description
+         * @description The status and headers the GET of this path answers, without a body. The document generated from the gateway's route table and wire types, the same bytes as api/openapi.json in the repository. No credentials needed.
+         */
+        head: operations["headOpenapiJson"];
         patch?: never;
         trace?: never;
     };
@@ -1158,7 +1539,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Ask the people of a session for permission (idempotent on relay_key) */
+        /**
+         * Ask the people of a session for permission (idempotent on relay_key)
+         * @description Mails the people of the session a permission request for a tool call; the same relay_key answers the stored request. 400 a bad field, 404 an unknown session, 409 no person can decide or the relay_key was used for another request, 429 asking too fast. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postPermissionRequest"];
         delete?: never;
         options?: never;
@@ -1173,13 +1557,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The state of one of the agent's permission requests */
+        /**
+         * The state of one of the agent's permission requests
+         * @description pending, approved, always or denied, with who decided. 404 an unknown request or one of another agent. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getPermissionByMailId"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: The state of one of the agent's permission requests
+         * @description The status and headers the GET of this path answers, without a body. pending, approved, always or denied, with who decided. 404 an unknown request or one of another agent. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headPermissionByMailId"];
         patch?: never;
         trace?: never;
     };
@@ -1190,14 +1581,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Active reservations that can touch a workspace, or the agent's own */
+        /**
+         * Active reservations that can touch a workspace, or the agent's own
+         * @description Without workspace: the agent's own reservations. 400 a bad workspace. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getReservations"];
         put?: never;
-        /** Reserve paths or globs of a workspace (1 to 100 paths, ttl_minutes 1 to 1440, default 60); conflicts are named, exclusive ones refuse the path */
+        /**
+         * Reserve paths or globs of a workspace (1 to 100 paths, ttl_minutes 1 to 1440, default 60); conflicts are named, exclusive ones refuse the path
+         * @description Advisory: the answer names overlapping reservations of other agents; an exclusive reservation refuses an overlapping one. 400 a bad path, glob or ttl, 404 a workspace the agent does not have, 409 too many reservations held. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postReservations"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Active reservations that can touch a workspace, or the agent's own
+         * @description The status and headers the GET of this path answers, without a body. Without workspace: the agent's own reservations. 400 a bad workspace. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headReservations"];
         patch?: never;
         trace?: never;
     };
@@ -1210,7 +1611,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Which of these paths other agents hold (the pre-commit guard) */
+        /**
+         * Which of these paths other agents hold (the pre-commit guard)
+         * @description For each path, the reservations of other agents that cover it. 400 a bad path. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postReservationsCheck"];
         delete?: never;
         options?: never;
@@ -1227,7 +1631,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the agent's own reservations (by id, by path, or all of a workspace) */
+        /**
+         * End the agent's own reservations (by id, by path, or all of a workspace)
+         * @description 400 a bad selection, 404 an unknown reservation. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postReservationsRelease"];
         delete?: never;
         options?: never;
@@ -1244,7 +1651,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Extend the agent's own reservations (by id, by path, or all of a workspace) */
+        /**
+         * Extend the agent's own reservations (by id, by path, or all of a workspace)
+         * @description Sets each selected reservation's expiry ttl_minutes from now. 400 a bad selection, 404 an unknown reservation. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postReservationsRenew"];
         delete?: never;
         options?: never;
@@ -1260,7 +1670,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Report a run (upsert, seed 004) */
+        /**
+         * Report a run (upsert, seed 004)
+         * @description Creates or updates the run with this id: state, timing, cost. 400 a bad field, 404 an unknown session. Caller: an agent (agent key as Bearer).
+         */
         put: operations["putRunsByRunId"];
         post?: never;
         delete?: never;
@@ -1276,14 +1689,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's reminders (with a hint near the limit) */
+        /**
+         * List the caller's reminders (with a hint near the limit)
+         * @description Every reminder of the caller, next due first; hint is set at 75 % of the limit. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getSchedules"];
         put?: never;
-        /** Create a reminder */
+        /**
+         * Create a reminder
+         * @description A mail the gateway sends to the caller (or into a session) at the given time, once or repeating. 400 a bad time or field, 404 an unknown session, 409 the caller has reached the reminder limit. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postSchedules"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: List the caller's reminders (with a hint near the limit)
+         * @description The status and headers the GET of this path answers, without a body. Every reminder of the caller, next due first; hint is set at 75 % of the limit. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headSchedules"];
         patch?: never;
         trace?: never;
     };
@@ -1297,11 +1720,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a reminder */
+        /**
+         * Delete a reminder
+         * @description 404 an unknown reminder or one of another owner. Caller: an agent (agent key as Bearer).
+         */
         delete: operations["deleteSchedulesById"];
         options?: never;
         head?: never;
-        /** Change only the fields sent */
+        /**
+         * Change only the fields sent
+         * @description Changes a reminder of the caller. 400 a bad field, 404 an unknown reminder or one of another owner. Caller: an agent (agent key as Bearer).
+         */
         patch: operations["patchSchedulesById"];
         trace?: never;
     };
@@ -1312,13 +1741,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One session the agent takes part in */
+        /**
+         * One session the agent takes part in
+         * @description 404 an unknown session or one the agent does not take part in. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getSessionsById"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: One session the agent takes part in
+         * @description The status and headers the GET of this path answers, without a body. 404 an unknown session or one the agent does not take part in. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headSessionsById"];
         patch?: never;
         trace?: never;
     };
@@ -1329,13 +1765,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of a session the caller takes part in */
+        /**
+         * Members of a session the caller takes part in
+         * @description People and agents of the session. 404 an unknown session or one the caller does not take part in. Caller: a person or an agent.
+         */
         get: operations["getSessionsByIdParticipants"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Members of a session the caller takes part in
+         * @description The status and headers the GET of this path answers, without a body. People and agents of the session. 404 an unknown session or one the caller does not take part in. Caller: a person or an agent.
+         */
+        head: operations["headSessionsByIdParticipants"];
         patch?: never;
         trace?: never;
     };
@@ -1347,7 +1790,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Bind the platform's session id (B-3.3) */
+        /**
+         * Bind the platform's session id (B-3.3)
+         * @description Stores the agent platform's own session id so later turns resume it. 400 a bad id, 404 an unknown session. Caller: an agent (agent key as Bearer).
+         */
         put: operations["putSessionsByIdPlatformSession"];
         post?: never;
         delete?: never;
@@ -1363,13 +1809,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Runs of a session, newest first */
+        /**
+         * Runs of a session, newest first
+         * @description The runs (turns) agents reported in the session, with state and timing. 404 an unknown session. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getSessionsByIdRuns"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Runs of a session, newest first
+         * @description The status and headers the GET of this path answers, without a body. The runs (turns) agents reported in the session, with state and timing. 404 an unknown session. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headSessionsByIdRuns"];
         patch?: never;
         trace?: never;
     };
@@ -1382,7 +1835,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Propose alias and title; answers the final alias (W-7) */
+        /**
+         * Propose alias and title; answers the final alias (W-7)
+         * @description The gateway keeps a manual alias and makes a proposed one unique. 400 a bad field, 404 an unknown session. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postSessionsByIdSync"];
         delete?: never;
         options?: never;
@@ -1397,13 +1853,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness */
+        /**
+         * Liveness
+         * @description Answers 200 {"status":"ok"} while the process serves HTTP; it does not touch the database. No credentials needed.
+         */
         get: operations["getHealthz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Liveness
+         * @description The status and headers the GET of this path answers, without a body. Answers 200 {"status":"ok"} while the process serves HTTP; it does not touch the database. No credentials needed.
+         */
+        head: operations["headHealthz"];
         patch?: never;
         trace?: never;
     };
@@ -1414,15 +1877,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** MCP over Streamable HTTP: the session's event stream (Mcp-Session-Id) */
+        /**
+         * MCP over Streamable HTTP: the session's event stream (Mcp-Session-Id)
+         * @description The server-to-client stream of an MCP session. 400 no Mcp-Session-Id, 404 an expired session. Caller: an agent (agent key as Bearer).
+         */
         get: operations["getMcp"];
         put?: never;
-        /** MCP over Streamable HTTP: one JSON-RPC message (agent key or turn token as Bearer) */
+        /**
+         * MCP over Streamable HTTP: one JSON-RPC message (agent key or turn token as Bearer)
+         * @description A JSON-RPC message of the Model Context Protocol (docs/TOOLS.md), answered as JSON or an event stream. Host and Origin are checked against DNS rebinding (403). 400 a malformed message, 404 an expired Mcp-Session-Id. Caller: an agent (agent key as Bearer).
+         */
         post: operations["postMcp"];
-        /** MCP over Streamable HTTP: end the session (Mcp-Session-Id) */
+        /**
+         * MCP over Streamable HTTP: end the session (Mcp-Session-Id)
+         * @description 404 an unknown or expired session. Caller: an agent (agent key as Bearer).
+         */
         delete: operations["deleteMcp"];
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: MCP over Streamable HTTP: the session's event stream (Mcp-Session-Id)
+         * @description The status and headers the GET of this path answers, without a body. The server-to-client stream of an MCP session. 400 no Mcp-Session-Id, 404 an expired session. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headMcp"];
         patch?: never;
         trace?: never;
     };
@@ -1433,13 +1909,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this gateway process (text exposition format) */
+        /**
+         * Prometheus metrics of this gateway process (text exposition format)
+         * @description Request counts and latencies by route and status, event-stream and mail counters of this process, in the Prometheus text exposition format (docs/OPERATIONS.md). No credentials needed.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Prometheus metrics of this gateway process (text exposition format)
+         * @description The status and headers the GET of this path answers, without a body. Request counts and latencies by route and status, event-stream and mail counters of this process, in the Prometheus text exposition format (docs/OPERATIONS.md). No credentials needed.
+         */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -1450,13 +1933,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /**
+         * Readiness: the database answers
+         * @description Answers 200 {"status":"ready"} when the database answers a ping (with "storage":"full" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown or when the database does not answer. No credentials needed.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of: Readiness: the database answers
+         * @description The status and headers the GET of this path answers, without a body. Answers 200 {"status":"ready"} when the database answers a ping (with "storage":"full" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown or when the database does not answer. No credentials needed.
+         */
+        head: operations["headReadyz"];
         patch?: never;
         trace?: never;
     };
@@ -2264,6 +2754,69 @@ export interface operations {
             };
         };
     };
+    headAddressResolve: {
+        parameters: {
+            query: {
+                /** @description name@path.session */
+                address: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAddressSuggest: {
         parameters: {
             query?: {
@@ -2331,6 +2884,64 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headAddressSuggest: {
+        parameters: {
+            query?: {
+                /** @description what was typed so far */
+                q?: string;
+                /** @description at most this many items */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2486,6 +3097,66 @@ export interface operations {
             };
         };
     };
+    headAdminAgentKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     deleteAdminAgentKeysByKeyId: {
         parameters: {
             query?: never;
@@ -2631,6 +3302,66 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headAdminAgents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2870,6 +3601,68 @@ export interface operations {
             };
         };
     };
+    headAdminAgentsByNameModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAdminMailById: {
         parameters: {
             query?: never;
@@ -2946,6 +3739,68 @@ export interface operations {
             };
         };
     };
+    headAdminMailById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAdminUserKeys: {
         parameters: {
             query?: never;
@@ -3017,6 +3872,66 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headAdminUserKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3246,6 +4161,66 @@ export interface operations {
             };
         };
     };
+    headAdminUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     patchAdminUsersByUsername: {
         parameters: {
             query?: never;
@@ -3466,6 +4441,66 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headAgentModelsAllowed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3755,6 +4790,59 @@ export interface operations {
             };
         };
     };
+    headAgents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAgentsByName: {
         parameters: {
             query?: never;
@@ -3828,6 +4916,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headAgentsByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3985,6 +5135,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headAttachmentsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4214,6 +5426,66 @@ export interface operations {
             };
         };
     };
+    headContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getEventsStream: {
         parameters: {
             query?: never;
@@ -4278,6 +5550,61 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headEventsStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4358,6 +5685,69 @@ export interface operations {
             };
         };
     };
+    headGrants: {
+        parameters: {
+            query?: {
+                session_id?: string;
+                tool?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMailInbox: {
         parameters: {
             query?: {
@@ -4432,6 +5822,71 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMailInbox: {
+        parameters: {
+            query?: {
+                status?: "unread" | "read" | "all";
+                /** @description at most this many items */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description T-1: marks exactly the listed mails read; never with status=all */
+                mark_read?: boolean;
+                /** @description keep only mails of these importance levels, comma-separated (low, normal, high, urgent) */
+                importance?: string;
+                /** @description importance: most important first, then newest; the cursor of such a page is rank:mail_id */
+                sort?: "date" | "importance";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4692,6 +6147,73 @@ export interface operations {
             };
         };
     };
+    headMailUnacknowledged: {
+        parameters: {
+            query?: {
+                /** @description only the mails the caller sent (sender) or owes (recipient); both when absent */
+                role?: "sender" | "recipient";
+                /** @description only those past their due time */
+                overdue?: boolean;
+                /** @description at most this many mails, 1 to 200 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMailById: {
         parameters: {
             query?: never;
@@ -4765,6 +6287,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMailById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5020,6 +6604,68 @@ export interface operations {
             };
         };
     };
+    headMailByIdThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -5091,6 +6737,66 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5351,6 +7057,68 @@ export interface operations {
             };
         };
     };
+    headMeAttachmentsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeCounts: {
         parameters: {
             query?: never;
@@ -5413,6 +7181,59 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMeCounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5572,6 +7393,61 @@ export interface operations {
             };
         };
     };
+    headMeEventsStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeGrants: {
         parameters: {
             query?: never;
@@ -5643,6 +7519,66 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMeGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5863,6 +7799,66 @@ export interface operations {
             };
         };
     };
+    headMeKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     deleteMeKeysByKeyId: {
         parameters: {
             query?: never;
@@ -6014,6 +8010,71 @@ export interface operations {
             };
         };
     };
+    headMeMailInbox: {
+        parameters: {
+            query?: {
+                status?: "all" | "unread" | "read";
+                /** @description at most this many items */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description mark exactly the listed mails read */
+                mark_read?: boolean;
+                /** @description keep only mails of these importance levels, comma-separated (low, normal, high, urgent) */
+                importance?: string;
+                /** @description importance: most important first, then newest; the cursor of such a page is rank:mail_id */
+                sort?: "date" | "importance";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postMeMailRead: {
         parameters: {
             query?: never;
@@ -6145,6 +8206,59 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMeMailSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -6314,6 +8428,64 @@ export interface operations {
             };
         };
     };
+    headMeMailSent: {
+        parameters: {
+            query?: {
+                /** @description at most this many items */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeMailUnacknowledged: {
         parameters: {
             query?: {
@@ -6395,6 +8567,73 @@ export interface operations {
             };
         };
     };
+    headMeMailUnacknowledged: {
+        parameters: {
+            query?: {
+                /** @description only the mails the caller sent (sender) or owes (recipient); both when absent */
+                role?: "sender" | "recipient";
+                /** @description only those past their due time */
+                overdue?: boolean;
+                /** @description at most this many mails, 1 to 200 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeMailById: {
         parameters: {
             query?: never;
@@ -6468,6 +8707,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMeMailById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -6719,6 +9020,75 @@ export interface operations {
             };
         };
     };
+    headMeMailByIdTree: {
+        parameters: {
+            query?: {
+                /** @description nodes before the mail */
+                before?: number;
+                /** @description nodes after the mail */
+                after?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postMePassword: {
         parameters: {
             query?: never;
@@ -6953,6 +9323,61 @@ export interface operations {
             };
         };
     };
+    headMePermissions: {
+        parameters: {
+            query?: {
+                status?: "pending" | "decided" | "all";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeReservations: {
         parameters: {
             query?: {
@@ -7027,6 +9452,69 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMeReservations: {
+        parameters: {
+            query?: {
+                /** @description absolute directory; absent: the caller's own reservations (agents) or those of every workspace of the person's sessions */
+                workspace?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -7343,6 +9831,66 @@ export interface operations {
             };
         };
     };
+    headMeSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     deleteMeSchedulesById: {
         parameters: {
             query?: never;
@@ -7567,6 +10115,64 @@ export interface operations {
             };
         };
     };
+    headMeSessions: {
+        parameters: {
+            query?: {
+                /** @description at most this many items */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeSessionsById: {
         parameters: {
             query?: never;
@@ -7640,6 +10246,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMeSessionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -7804,6 +10472,73 @@ export interface operations {
             };
         };
     };
+    headMeSessionsByIdMails: {
+        parameters: {
+            query?: {
+                /** @description at most this many items */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMeSessionsByIdRuns: {
         parameters: {
             query?: never;
@@ -7880,6 +10615,68 @@ export interface operations {
             };
         };
     };
+    headMeSessionsByIdRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getOpenapiJson: {
         parameters: {
             query?: never;
@@ -7917,6 +10714,38 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headOpenapiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -8094,6 +10923,68 @@ export interface operations {
             };
         };
     };
+    headPermissionByMailId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mail_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getReservations: {
         parameters: {
             query?: {
@@ -8255,6 +11146,69 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headReservations: {
+        parameters: {
+            query?: {
+                /** @description absolute directory; absent: the caller's own reservations (agents) or those of every workspace of the person's sessions */
+                workspace?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -8733,6 +11687,66 @@ export interface operations {
             };
         };
     };
+    headSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     deleteSchedulesById: {
         parameters: {
             query?: never;
@@ -8963,6 +11977,68 @@ export interface operations {
             };
         };
     };
+    headSessionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getSessionsByIdParticipants: {
         parameters: {
             query?: never;
@@ -9036,6 +12112,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headSessionsByIdParticipants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -9195,6 +12333,68 @@ export interface operations {
             };
         };
     };
+    headSessionsByIdRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postSessionsByIdSync: {
         parameters: {
             query?: never;
@@ -9303,6 +12503,31 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headHealthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -9532,6 +12757,66 @@ export interface operations {
             };
         };
     };
+    headMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -9567,6 +12852,38 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -9609,6 +12926,40 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+        };
+    };
+    headReadyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
