@@ -57,21 +57,13 @@ func (c *Client) ChangePassword(ctx context.Context, req ChangePasswordRequest) 
 // field "lifecycle" or "expires_at" (expires_at required exactly for
 // "timed").
 func (c *Client) CreateUserKey(ctx context.Context, req CreateUserKeyRequest) (*CreatedKey, error) {
-	var out CreatedKey
-	if err := c.postJSON(ctx, apiPath("/me/keys"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[CreatedKey](ctx, c, apiPath("/me/keys"), req)
 }
 
 // ListUserKeys lists the caller's user keys (GET /api/v1/me/keys); tokens
 // are never returned, only their prefixes.
 func (c *Client) ListUserKeys(ctx context.Context) (*KeyList, error) {
-	var out KeyList
-	if err := c.getJSON(ctx, apiPath("/me/keys"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[KeyList](ctx, c, apiPath("/me/keys"), nil)
 }
 
 // DeleteUserKey revokes one of the caller's user keys
@@ -84,20 +76,12 @@ func (c *Client) DeleteUserKey(ctx context.Context, keyID string) error {
 // 9.9) or issues (KeyToken empty: returned once in the answer) an agent key
 // (POST /api/v1/admin/agent-keys, 201, admins only).
 func (c *Client) CreateAgentKey(ctx context.Context, req CreateAgentKeyRequest) (*CreatedKey, error) {
-	var out CreatedKey
-	if err := c.postJSON(ctx, apiPath("/admin/agent-keys"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[CreatedKey](ctx, c, apiPath("/admin/agent-keys"), req)
 }
 
 // ListAgentKeys lists every agent key (GET /api/v1/admin/agent-keys, admins).
 func (c *Client) ListAgentKeys(ctx context.Context) (*KeyList, error) {
-	var out KeyList
-	if err := c.getJSON(ctx, apiPath("/admin/agent-keys"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[KeyList](ctx, c, apiPath("/admin/agent-keys"), nil)
 }
 
 // DeleteAgentKey revokes an agent key
@@ -109,11 +93,7 @@ func (c *Client) DeleteAgentKey(ctx context.Context, keyID string) error {
 // AdminListUserKeys lists every person's user keys
 // (GET /api/v1/admin/user-keys, admins).
 func (c *Client) AdminListUserKeys(ctx context.Context) (*KeyList, error) {
-	var out KeyList
-	if err := c.getJSON(ctx, apiPath("/admin/user-keys"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[KeyList](ctx, c, apiPath("/admin/user-keys"), nil)
 }
 
 // AdminDeleteUserKey revokes any person's user key
@@ -124,83 +104,51 @@ func (c *Client) AdminDeleteUserKey(ctx context.Context, keyID string) error {
 
 // AdminListUsers lists the accounts (GET /api/v1/admin/users, admins).
 func (c *Client) AdminListUsers(ctx context.Context) (*UserList, error) {
-	var out UserList
-	if err := c.getJSON(ctx, apiPath("/admin/users"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[UserList](ctx, c, apiPath("/admin/users"), nil)
 }
 
 // AdminCreateUser creates an account (POST /api/v1/admin/users, 201,
 // admins). Errors: 400 field "password" (under 8 characters) or "role";
 // 409 when the name is taken by a person or an agent.
 func (c *Client) AdminCreateUser(ctx context.Context, req CreateUserRequest) (*User, error) {
-	var out User
-	if err := c.postJSON(ctx, apiPath("/admin/users"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[User](ctx, c, apiPath("/admin/users"), req)
 }
 
 // AdminUpdateUser disables, re-enables, resets the password of or changes
 // the role of an account (PATCH /api/v1/admin/users/{username}, admins);
 // only the fields set change.
 func (c *Client) AdminUpdateUser(ctx context.Context, username string, req UpdateUserRequest) (*User, error) {
-	var out User
-	if err := c.patchJSON(ctx, apiPath("/admin/users/%s", username), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return patchAs[User](ctx, c, apiPath("/admin/users/%s", username), req)
 }
 
 // AdminListAgents lists every agent (GET /api/v1/admin/agents, admins).
 func (c *Client) AdminListAgents(ctx context.Context) (*AgentList, error) {
-	var out AgentList
-	if err := c.getJSON(ctx, apiPath("/admin/agents"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[AgentList](ctx, c, apiPath("/admin/agents"), nil)
 }
 
 // AdminUpdateAgent changes an agent's default round budget
 // (PATCH /api/v1/admin/agents/{name}, admins).
 func (c *Client) AdminUpdateAgent(ctx context.Context, name string, req UpdateAgentRequest) (*Agent, error) {
-	var out Agent
-	if err := c.patchJSON(ctx, apiPath("/admin/agents/%s", name), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return patchAs[Agent](ctx, c, apiPath("/admin/agents/%s", name), req)
 }
 
 // AdminGetAgentModels returns an agent's model catalogue and allowed list
 // (GET /api/v1/admin/agents/{name}/models, admins).
 func (c *Client) AdminGetAgentModels(ctx context.Context, name string) (*AgentDetail, error) {
-	var out AgentDetail
-	if err := c.getJSON(ctx, apiPath("/admin/agents/%s/models", name), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[AgentDetail](ctx, c, apiPath("/admin/agents/%s/models", name), nil)
 }
 
 // AdminSetAgentModels sets an agent's allowed models in priority order, or
 // removes the list with ModelsUnrestricted true
 // (PUT /api/v1/admin/agents/{name}/models, admins).
 func (c *Client) AdminSetAgentModels(ctx context.Context, name string, req AllowedModels) (*AllowedModels, error) {
-	var out AllowedModels
-	if err := c.putJSON(ctx, apiPath("/admin/agents/%s/models", name), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return putAs[AllowedModels](ctx, c, apiPath("/admin/agents/%s/models", name), req)
 }
 
 // AdminGetMail reads any mail by id (GET /api/v1/admin/mail/{id}, admins):
 // the explicit admin read; the admin's own mailbox routes stay scoped.
 func (c *Client) AdminGetMail(ctx context.Context, id string) (*Mail, error) {
-	var out Mail
-	if err := c.getJSON(ctx, apiPath("/admin/mail/%s", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Mail](ctx, c, apiPath("/admin/mail/%s", id), nil)
 }
 
 // UpdateMe sets the caller's email address or notification preference
@@ -209,11 +157,7 @@ func (c *Client) AdminGetMail(ctx context.Context, id string) (*Mail, error) {
 // "email_notify", 409 email_taken, 429 email_code_throttled, 503
 // email_unavailable when the gateway sends no email.
 func (c *Client) UpdateMe(ctx context.Context, req UpdateMeRequest) (*Me, error) {
-	var out Me
-	if err := c.patchJSON(ctx, apiPath("/me"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return patchAs[Me](ctx, c, apiPath("/me"), req)
 }
 
 // VerifyEmail confirms the pending address with the mailed code or link
@@ -221,9 +165,5 @@ func (c *Client) UpdateMe(ctx context.Context, req UpdateMeRequest) (*Me, error)
 // Errors: 400 wrong_code, 409 no_email_pending, email_code_expired,
 // email_code_exhausted, email_taken.
 func (c *Client) VerifyEmail(ctx context.Context, req VerifyEmailRequest) (*Me, error) {
-	var out Me
-	if err := c.postJSON(ctx, apiPath("/me/email/verify"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Me](ctx, c, apiPath("/me/email/verify"), req)
 }

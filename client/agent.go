@@ -15,55 +15,35 @@ import (
 // empty. Errors: 400 field "workspaces" (objects {name, path}, never
 // strings), 403 for a user key.
 func (c *Client) Register(ctx context.Context, req RegisterRequest) (*Agent, error) {
-	var out Agent
-	if err := c.postJSON(ctx, apiPath("/agent/register"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Agent](ctx, c, apiPath("/agent/register"), req)
 }
 
 // Heartbeat reports liveness, the platform session snapshot and the model
 // catalogue (POST /api/v1/agent/heartbeat, W-3). A nil slice pointer keeps
 // what the gateway has; a pointer to an empty slice clears it (N-7).
 func (c *Client) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResponse, error) {
-	var out HeartbeatResponse
-	if err := c.postJSON(ctx, apiPath("/agent/heartbeat"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[HeartbeatResponse](ctx, c, apiPath("/agent/heartbeat"), req)
 }
 
 // AllowedModels returns the models the admin allows this agent, in priority
 // order (GET /api/v1/agent/models/allowed); ModelsUnrestricted true means
 // "use the platform default".
 func (c *Client) AllowedModels(ctx context.Context) (*AllowedModels, error) {
-	var out AllowedModels
-	if err := c.getJSON(ctx, apiPath("/agent/models/allowed"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[AllowedModels](ctx, c, apiPath("/agent/models/allowed"), nil)
 }
 
 // Inbox lists the agent's mails (GET /api/v1/mail/inbox). With the gateway
 // defaults (zero InboxQuery) it returns at most 5 unread mails and marks
 // exactly those read (T-1); status "all" never marks.
 func (c *Client) Inbox(ctx context.Context, q InboxQuery) (*MailList, error) {
-	var out MailList
-	if err := c.getJSON(ctx, apiPath("/mail/inbox"), q.values(), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[MailList](ctx, c, apiPath("/mail/inbox"), q.values())
 }
 
 // MarkRead marks mails read, or unread with Unread true
 // (POST /api/v1/mail/read); ids the agent may not see are skipped, not
 // counted.
 func (c *Client) MarkRead(ctx context.Context, req MarkReadRequest) (*MarkReadResponse, error) {
-	var out MarkReadResponse
-	if err := c.postJSON(ctx, apiPath("/mail/read"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[MarkReadResponse](ctx, c, apiPath("/mail/read"), req)
 }
 
 // SendMail sends a mail as the agent (POST /api/v1/mail/send, W-5). Errors:
@@ -71,41 +51,25 @@ func (c *Client) MarkRead(ctx context.Context, req MarkReadRequest) (*MarkReadRe
 // session rate limit (RetryAfterOf), 400 naming the field. A relay replay
 // answers Status "duplicate_relay" without storing anything.
 func (c *Client) SendMail(ctx context.Context, req SendMailRequest) (*SendMailResponse, error) {
-	var out SendMailResponse
-	if err := c.postJSON(ctx, apiPath("/mail/send"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[SendMailResponse](ctx, c, apiPath("/mail/send"), req)
 }
 
 // GetMail reads one mail the agent sent or received (GET /api/v1/mail/{id});
 // any other id is a 404.
 func (c *Client) GetMail(ctx context.Context, id string) (*Mail, error) {
-	var out Mail
-	if err := c.getJSON(ctx, apiPath("/mail/%s", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Mail](ctx, c, apiPath("/mail/%s", id), nil)
 }
 
 // Thread lists the mails of the session of mail id, oldest first
 // (GET /api/v1/mail/{id}/thread).
 func (c *Client) Thread(ctx context.Context, id string) (*MailList, error) {
-	var out MailList
-	if err := c.getJSON(ctx, apiPath("/mail/%s/thread", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[MailList](ctx, c, apiPath("/mail/%s/thread", id), nil)
 }
 
 // Forward starts a new thread to req.To quoting mail id
 // (POST /api/v1/mail/{id}/forward, T-5).
 func (c *Client) Forward(ctx context.Context, id string, req ForwardRequest) (*SendMailResponse, error) {
-	var out SendMailResponse
-	if err := c.postJSON(ctx, apiPath("/mail/%s/forward", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[SendMailResponse](ctx, c, apiPath("/mail/%s/forward", id), req)
 }
 
 // RequestPermission asks the people of a session to decide
@@ -113,22 +77,14 @@ func (c *Client) Forward(ctx context.Context, id string, req ForwardRequest) (*S
 // answers the same request with Duplicate true. Errors: 409 when no person
 // in the session can decide.
 func (c *Client) RequestPermission(ctx context.Context, req PermissionRequest) (*Permission, error) {
-	var out Permission
-	if err := c.postJSON(ctx, apiPath("/permission/request"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Permission](ctx, c, apiPath("/permission/request"), req)
 }
 
 // GetPermission returns the state of the permission request mailID
 // (GET /api/v1/permission/{mail_id}); used after a restart to learn a
 // decision missed on the stream (B-4).
 func (c *Client) GetPermission(ctx context.Context, mailID string) (*Permission, error) {
-	var out Permission
-	if err := c.getJSON(ctx, apiPath("/permission/%s", mailID), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Permission](ctx, c, apiPath("/permission/%s", mailID), nil)
 }
 
 // Grants lists the "always allow" grants that apply to the agent's requests
@@ -142,103 +98,63 @@ func (c *Client) Grants(ctx context.Context, sessionID, tool string) (*GrantList
 	if tool != "" {
 		q.Set("tool", tool)
 	}
-	var out GrantList
-	if err := c.getJSON(ctx, apiPath("/grants"), q, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[GrantList](ctx, c, apiPath("/grants"), q)
 }
 
 // GetSession returns a session the agent takes part in
 // (GET /api/v1/sessions/{id}).
 func (c *Client) GetSession(ctx context.Context, id string) (*Session, error) {
-	var out Session
-	if err := c.getJSON(ctx, apiPath("/sessions/%s", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Session](ctx, c, apiPath("/sessions/%s", id), nil)
 }
 
 // SyncSession proposes the platform's alias or title for a session
 // (POST /api/v1/sessions/{id}/sync, W-7); the answer carries the final alias
 // (a person's manual alias always wins), which the bridge writes back (D-5).
 func (c *Client) SyncSession(ctx context.Context, id string, req SyncSessionRequest) (*Session, error) {
-	var out Session
-	if err := c.postJSON(ctx, apiPath("/sessions/%s/sync", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Session](ctx, c, apiPath("/sessions/%s/sync", id), req)
 }
 
 // BindPlatformSession stores the platform's session id on the mail session
 // (PUT /api/v1/sessions/{id}/platform-session, B-3.3), so the map survives a
 // bridge restart.
 func (c *Client) BindPlatformSession(ctx context.Context, id string, req BindPlatformSessionRequest) (*Session, error) {
-	var out Session
-	if err := c.putJSON(ctx, apiPath("/sessions/%s/platform-session", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return putAs[Session](ctx, c, apiPath("/sessions/%s/platform-session", id), req)
 }
 
 // Participants lists the members of a session
 // (GET /api/v1/sessions/{id}/participants; agents and people taking part).
 func (c *Client) Participants(ctx context.Context, sessionID string) (*ParticipantList, error) {
-	var out ParticipantList
-	if err := c.getJSON(ctx, apiPath("/sessions/%s/participants", sessionID), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[ParticipantList](ctx, c, apiPath("/sessions/%s/participants", sessionID), nil)
 }
 
 // SessionRuns lists the runs of a session (GET /api/v1/sessions/{id}/runs).
 func (c *Client) SessionRuns(ctx context.Context, sessionID string) (*RunList, error) {
-	var out RunList
-	if err := c.getJSON(ctx, apiPath("/sessions/%s/runs", sessionID), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[RunList](ctx, c, apiPath("/sessions/%s/runs", sessionID), nil)
 }
 
 // PutRun creates or updates a run (PUT /api/v1/runs/{run_id}, an upsert);
 // run.RunID names it and must not be empty.
 func (c *Client) PutRun(ctx context.Context, run Run) (*Run, error) {
-	var out Run
-	if err := c.putJSON(ctx, apiPath("/runs/%s", run.RunID), run, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return putAs[Run](ctx, c, apiPath("/runs/%s", run.RunID), run)
 }
 
 // CreateSchedule stores a reminder owned by the agent
 // (POST /api/v1/schedules, 201). Errors: 400 field "event_time" (natural
 // language is refused; the message gives the server's current time).
 func (c *Client) CreateSchedule(ctx context.Context, req CreateScheduleRequest) (*Schedule, error) {
-	var out Schedule
-	if err := c.postJSON(ctx, apiPath("/schedules"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Schedule](ctx, c, apiPath("/schedules"), req)
 }
 
 // ListSchedules lists the agent's reminders (GET /api/v1/schedules); Hint is
 // set near the per-owner limit.
 func (c *Client) ListSchedules(ctx context.Context) (*ScheduleList, error) {
-	var out ScheduleList
-	if err := c.getJSON(ctx, apiPath("/schedules"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[ScheduleList](ctx, c, apiPath("/schedules"), nil)
 }
 
 // UpdateSchedule changes the fields set of a reminder
 // (PATCH /api/v1/schedules/{id}).
 func (c *Client) UpdateSchedule(ctx context.Context, id string, req UpdateScheduleRequest) (*Schedule, error) {
-	var out Schedule
-	if err := c.patchJSON(ctx, apiPath("/schedules/%s", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return patchAs[Schedule](ctx, c, apiPath("/schedules/%s", id), req)
 }
 
 // DeleteSchedule deletes a reminder (DELETE /api/v1/schedules/{id}, 204).
@@ -249,11 +165,7 @@ func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
 // Contacts lists the people and agents the caller can write to
 // (GET /api/v1/contacts).
 func (c *Client) Contacts(ctx context.Context) (*ContactList, error) {
-	var out ContactList
-	if err := c.getJSON(ctx, apiPath("/contacts"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[ContactList](ctx, c, apiPath("/contacts"), nil)
 }
 
 // Suggest completes a partly typed address
@@ -264,20 +176,12 @@ func (c *Client) Suggest(ctx context.Context, q string, limit int) (*SuggestionL
 	if limit > 0 {
 		v.Set("limit", strconv.Itoa(limit))
 	}
-	var out SuggestionList
-	if err := c.getJSON(ctx, apiPath("/address/suggest"), v, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[SuggestionList](ctx, c, apiPath("/address/suggest"), v)
 }
 
 // Resolve previews where a mail to address would go, creating nothing
 // (GET /api/v1/address/resolve?address=). An unknown alias or name is a 404,
 // exactly as sending would be.
 func (c *Client) Resolve(ctx context.Context, address string) (*Resolution, error) {
-	var out Resolution
-	if err := c.getJSON(ctx, apiPath("/address/resolve"), url.Values{"address": {address}}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Resolution](ctx, c, apiPath("/address/resolve"), url.Values{"address": {address}})
 }

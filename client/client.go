@@ -239,7 +239,8 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
-// getJSON, postJSON, ... are shorthands of Do for API routes.
+// getJSON and postJSON are shorthands of Do for API routes whose answer is
+// decoded into a value the caller already holds.
 func (c *Client) getJSON(ctx context.Context, path string, query url.Values, out any) error {
 	return c.Do(ctx, http.MethodGet, path, query, nil, out)
 }
@@ -248,12 +249,31 @@ func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
 	return c.Do(ctx, http.MethodPost, path, nil, in, out)
 }
 
-func (c *Client) putJSON(ctx context.Context, path string, in, out any) error {
-	return c.Do(ctx, http.MethodPut, path, nil, in, out)
+// answerAs calls Do and returns the answer decoded into a new T: the one
+// shape of every typed method (getAs, postAs, putAs, patchAs name the
+// method). Errors are Do's.
+func answerAs[T any](ctx context.Context, c *Client, method, path string, query url.Values, in any) (*T, error) {
+	var out T
+	if err := c.Do(ctx, method, path, query, in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
-func (c *Client) patchJSON(ctx context.Context, path string, in, out any) error {
-	return c.Do(ctx, http.MethodPatch, path, nil, in, out)
+func getAs[T any](ctx context.Context, c *Client, path string, query url.Values) (*T, error) {
+	return answerAs[T](ctx, c, http.MethodGet, path, query, nil)
+}
+
+func postAs[T any](ctx context.Context, c *Client, path string, in any) (*T, error) {
+	return answerAs[T](ctx, c, http.MethodPost, path, nil, in)
+}
+
+func putAs[T any](ctx context.Context, c *Client, path string, in any) (*T, error) {
+	return answerAs[T](ctx, c, http.MethodPut, path, nil, in)
+}
+
+func patchAs[T any](ctx context.Context, c *Client, path string, in any) (*T, error) {
+	return answerAs[T](ctx, c, http.MethodPatch, path, nil, in)
 }
 
 func (c *Client) delete(ctx context.Context, path string) error {

@@ -14,111 +14,67 @@ import (
 // default_rounds). Errors as SendMail, except people have no session rate
 // limit.
 func (c *Client) MeSend(ctx context.Context, req SendMailRequest) (*SendMailResponse, error) {
-	var out SendMailResponse
-	if err := c.postJSON(ctx, apiPath("/me/mail/send"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[SendMailResponse](ctx, c, apiPath("/me/mail/send"), req)
 }
 
 // MeInbox lists the person's received mails, newest first
 // (GET /api/v1/me/mail/inbox). Defaults: status "all", 50 mails, nothing
 // marked read.
 func (c *Client) MeInbox(ctx context.Context, q InboxQuery) (*MailList, error) {
-	var out MailList
-	if err := c.getJSON(ctx, apiPath("/me/mail/inbox"), q.values(), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[MailList](ctx, c, apiPath("/me/mail/inbox"), q.values())
 }
 
 // MeSent lists the person's sent mails, newest first
 // (GET /api/v1/me/mail/sent); page is optional.
 func (c *Client) MeSent(ctx context.Context, page ...PageQuery) (*MailList, error) {
-	var out MailList
-	if err := c.getJSON(ctx, apiPath("/me/mail/sent"), pageValues(page), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[MailList](ctx, c, apiPath("/me/mail/sent"), pageValues(page))
 }
 
 // MeMarkRead marks the person's mails read, or unread with Unread true
 // (POST /api/v1/me/mail/read).
 func (c *Client) MeMarkRead(ctx context.Context, req MarkReadRequest) (*MarkReadResponse, error) {
-	var out MarkReadResponse
-	if err := c.postJSON(ctx, apiPath("/me/mail/read"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[MarkReadResponse](ctx, c, apiPath("/me/mail/read"), req)
 }
 
 // MeGetMail reads one mail of the person's mailbox (GET /api/v1/me/mail/{id});
 // another's mail is a 404, for admins too.
 func (c *Client) MeGetMail(ctx context.Context, id string) (*Mail, error) {
-	var out Mail
-	if err := c.getJSON(ctx, apiPath("/me/mail/%s", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Mail](ctx, c, apiPath("/me/mail/%s", id), nil)
 }
 
 // MeForward forwards mail id into a new thread
 // (POST /api/v1/me/mail/{id}/forward, T-5).
 func (c *Client) MeForward(ctx context.Context, id string, req ForwardRequest) (*SendMailResponse, error) {
-	var out SendMailResponse
-	if err := c.postJSON(ctx, apiPath("/me/mail/%s/forward", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[SendMailResponse](ctx, c, apiPath("/me/mail/%s/forward", id), req)
 }
 
 // MeTree returns the conversation tree around mail id
 // (GET /api/v1/me/mail/{id}/tree), nearest nodes first.
 func (c *Client) MeTree(ctx context.Context, id string, q TreeQuery) (*Tree, error) {
-	var out Tree
-	if err := c.getJSON(ctx, apiPath("/me/mail/%s/tree", id), q.values(), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Tree](ctx, c, apiPath("/me/mail/%s/tree", id), q.values())
 }
 
 // MeCounts returns the person's unread mails and pending permission
 // requests (GET /api/v1/me/counts).
 func (c *Client) MeCounts(ctx context.Context) (*Counts, error) {
-	var out Counts
-	if err := c.getJSON(ctx, apiPath("/me/counts"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Counts](ctx, c, apiPath("/me/counts"), nil)
 }
 
 // MeSessions lists the sessions the person takes part in, most recent
 // activity first (GET /api/v1/me/sessions); page is optional.
 func (c *Client) MeSessions(ctx context.Context, page ...PageQuery) (*SessionList, error) {
-	var out SessionList
-	if err := c.getJSON(ctx, apiPath("/me/sessions"), pageValues(page), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[SessionList](ctx, c, apiPath("/me/sessions"), pageValues(page))
 }
 
 // MeSession returns one of the person's sessions (GET /api/v1/me/sessions/{id}).
 func (c *Client) MeSession(ctx context.Context, id string) (*Session, error) {
-	var out Session
-	if err := c.getJSON(ctx, apiPath("/me/sessions/%s", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[Session](ctx, c, apiPath("/me/sessions/%s", id), nil)
 }
 
 // MeUpdateSession sets a manual alias, the round budget, or resets the used
 // rounds of a session (PATCH /api/v1/me/sessions/{id}, W-7).
 func (c *Client) MeUpdateSession(ctx context.Context, id string, req UpdateSessionRequest) (*Session, error) {
-	var out Session
-	if err := c.patchJSON(ctx, apiPath("/me/sessions/%s", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return patchAs[Session](ctx, c, apiPath("/me/sessions/%s", id), req)
 }
 
 // MeSessionMails lists the mails of a session, oldest first
@@ -126,21 +82,13 @@ func (c *Client) MeUpdateSession(ctx context.Context, id string, req UpdateSessi
 // optional. NextCursor continues in the same order: the next page holds the
 // newer mails after the last one listed.
 func (c *Client) MeSessionMails(ctx context.Context, id string, page ...PageQuery) (*MailList, error) {
-	var out MailList
-	if err := c.getJSON(ctx, apiPath("/me/sessions/%s/mails", id), pageValues(page), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[MailList](ctx, c, apiPath("/me/sessions/%s/mails", id), pageValues(page))
 }
 
 // MeSessionRuns lists the run cards of a session
 // (GET /api/v1/me/sessions/{id}/runs).
 func (c *Client) MeSessionRuns(ctx context.Context, id string) (*RunList, error) {
-	var out RunList
-	if err := c.getJSON(ctx, apiPath("/me/sessions/%s/runs", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[RunList](ctx, c, apiPath("/me/sessions/%s/runs", id), nil)
 }
 
 // MePermissions lists permission requests addressed to the person
@@ -151,11 +99,7 @@ func (c *Client) MePermissions(ctx context.Context, status string) (*PermissionL
 	if status != "" {
 		q.Set("status", status)
 	}
-	var out PermissionList
-	if err := c.getJSON(ctx, apiPath("/me/permissions"), q, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[PermissionList](ctx, c, apiPath("/me/permissions"), q)
 }
 
 // Decide answers the permission request mailID
@@ -164,21 +108,13 @@ func (c *Client) MePermissions(ctx context.Context, status string) (*PermissionL
 // denies; "always" also stores a grant. The first decision wins: a later
 // one is a 409 (IsConflict).
 func (c *Client) Decide(ctx context.Context, mailID string, req DecideRequest) (*Permission, error) {
-	var out Permission
-	if err := c.postJSON(ctx, apiPath("/me/permission/%s/decide", mailID), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Permission](ctx, c, apiPath("/me/permission/%s/decide", mailID), req)
 }
 
 // MeGrants lists the "always allow" grants in the person's sessions (all
 // grants for admins) (GET /api/v1/me/grants).
 func (c *Client) MeGrants(ctx context.Context) (*GrantList, error) {
-	var out GrantList
-	if err := c.getJSON(ctx, apiPath("/me/grants"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[GrantList](ctx, c, apiPath("/me/grants"), nil)
 }
 
 // MeDeleteGrant revokes a grant (DELETE /api/v1/me/grants/{grant_id}, 204).
@@ -189,30 +125,18 @@ func (c *Client) MeDeleteGrant(ctx context.Context, id string) error {
 // MeCreateSchedule stores a reminder owned by the person
 // (POST /api/v1/me/schedules, 201).
 func (c *Client) MeCreateSchedule(ctx context.Context, req CreateScheduleRequest) (*Schedule, error) {
-	var out Schedule
-	if err := c.postJSON(ctx, apiPath("/me/schedules"), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[Schedule](ctx, c, apiPath("/me/schedules"), req)
 }
 
 // MeListSchedules lists the person's reminders (GET /api/v1/me/schedules).
 func (c *Client) MeListSchedules(ctx context.Context) (*ScheduleList, error) {
-	var out ScheduleList
-	if err := c.getJSON(ctx, apiPath("/me/schedules"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[ScheduleList](ctx, c, apiPath("/me/schedules"), nil)
 }
 
 // MeUpdateSchedule changes the fields set of a reminder
 // (PATCH /api/v1/me/schedules/{id}).
 func (c *Client) MeUpdateSchedule(ctx context.Context, id string, req UpdateScheduleRequest) (*Schedule, error) {
-	var out Schedule
-	if err := c.patchJSON(ctx, apiPath("/me/schedules/%s", id), req, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return patchAs[Schedule](ctx, c, apiPath("/me/schedules/%s", id), req)
 }
 
 // MeDeleteSchedule deletes a reminder (DELETE /api/v1/me/schedules/{id}, 204).
@@ -222,19 +146,11 @@ func (c *Client) MeDeleteSchedule(ctx context.Context, id string) error {
 
 // Agents lists the agents, online or not (GET /api/v1/agents).
 func (c *Client) Agents(ctx context.Context) (*AgentList, error) {
-	var out AgentList
-	if err := c.getJSON(ctx, apiPath("/agents"), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[AgentList](ctx, c, apiPath("/agents"), nil)
 }
 
 // Agent returns one agent with its models, sessions and platform sessions
 // (GET /api/v1/agents/{name}).
 func (c *Client) Agent(ctx context.Context, name string) (*AgentDetail, error) {
-	var out AgentDetail
-	if err := c.getJSON(ctx, apiPath("/agents/%s", name), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[AgentDetail](ctx, c, apiPath("/agents/%s", name), nil)
 }

@@ -32,9 +32,5 @@ func (q SearchQuery) values() url.Values {
 // (GET /api/v1/me/mail/search). Errors: 400 field q (empty, over 200
 // characters, not UTF-8) or cursor.
 func (c *Client) MeSearch(ctx context.Context, q SearchQuery) (*MailList, error) {
-	var out MailList
-	if err := c.getJSON(ctx, apiPath("/me/mail/search"), q.values(), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[MailList](ctx, c, apiPath("/me/mail/search"), q.values())
 }

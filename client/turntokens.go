@@ -8,11 +8,7 @@ import "context"
 // part in, 403 turn_token_not_allowed when the client's token is itself a
 // turn token.
 func (c *Client) CreateTurnToken(ctx context.Context, sessionID string) (*TurnToken, error) {
-	var out TurnToken
-	if err := c.postJSON(ctx, apiPath("/agent/turn-tokens"), CreateTurnTokenRequest{SessionID: sessionID}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return postAs[TurnToken](ctx, c, apiPath("/agent/turn-tokens"), CreateTurnTokenRequest{SessionID: sessionID})
 }
 
 // RevokeTurnToken revokes one of the agent's turn tokens

@@ -20,14 +20,14 @@ import (
 // answers.
 
 type aliasEnv struct {
-	*xgEnv
+	*peopleAndAgents
 	ws string
 }
 
 func aliasSetup(t *testing.T) *aliasEnv {
 	t.Helper()
-	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t))
-	return &aliasEnv{xgEnv: xgSetup(t, g), ws: "/home/alice/proj"}
+	g := startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t))
+	return &aliasEnv{peopleAndAgents: newPeopleAndAgents(t, g), ws: "/home/alice/proj"}
 }
 
 // open has alice write to bot (cc bob) in a new session.

@@ -27,9 +27,9 @@ func TestFreeChannelCaps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t),
+	g := startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t),
 		fmt.Sprintf("AGENTMAIL_ATTACHMENT_QUOTA_BYTES=%d", capsQuota), fmt.Sprintf("AGENTMAIL_MAX_STREAMS_PER_KEY=%d", capsStreams))
-	e := xgSetup(t, g)
+	e := newPeopleAndAgents(t, g)
 	t.Run("OneSummaryPerReceivedMail", func(t *testing.T) { testCapsRelays(t, e) })
 	t.Run("PendingPermissionsPerSession", func(t *testing.T) { testCapsPending(t, e) })
 	t.Run("UnsentUploadQuota", func(t *testing.T) { testCapsUploads(t, e) })
@@ -41,7 +41,7 @@ func TestFreeChannelCaps(t *testing.T) {
 // are 409 relay_already_answered. The same key stays idempotent, the
 // failure report has its own single slot, and the next received mail has
 // its own summary.
-func testCapsRelays(t *testing.T, e *xgEnv) {
+func testCapsRelays(t *testing.T, e *peopleAndAgents) {
 	ctx := e.ctx
 	one := 1
 	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/relays.new", Subject: "tidy up", Body: "please", RoundBudget: &one})
@@ -119,7 +119,7 @@ func testCapsRelays(t *testing.T, e *xgEnv) {
 
 // testCapsPending: ten permission requests wait in one session; the 11th
 // is a 429 that says so (and stores no mail); a decision frees a place.
-func testCapsPending(t *testing.T, e *xgEnv) {
+func testCapsPending(t *testing.T, e *peopleAndAgents) {
 	ctx := e.ctx
 	sess, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/pending.new", Subject: "deploy", Body: "go"})
 	if err != nil {
@@ -165,7 +165,7 @@ func testCapsPending(t *testing.T, e *xgEnv) {
 
 // testCapsUploads: a person's unsent uploads stop at the quota (413
 // attachment_quota_exceeded); sending them frees it; an agent has its own.
-func testCapsUploads(t *testing.T, e *xgEnv) {
+func testCapsUploads(t *testing.T, e *peopleAndAgents) {
 	ctx := e.ctx
 	a1, err := e.carol.MeUploadAttachment(ctx, "a.bin", bytes.NewReader(make([]byte, 3000)))
 	if err != nil {
@@ -199,7 +199,7 @@ func testCapsUploads(t *testing.T, e *xgEnv) {
 // testCapsStreams: a key holds capsStreams event streams; the next is a
 // 429 too_many_streams until one closes. A cookie session is capped the
 // same way.
-func testCapsStreams(t *testing.T, e *xgEnv) {
+func testCapsStreams(t *testing.T, e *peopleAndAgents) {
 	ctx := e.ctx
 	for _, c := range []struct {
 		name   string
@@ -221,7 +221,7 @@ func testCapsStreams(t *testing.T, e *xgEnv) {
 		}
 		// A closed stream frees its place once the gateway sees it gone.
 		open[0].Close()
-		deadline := time.Now().Add(xgWait)
+		deadline := time.Now().Add(waitLimit)
 		for {
 			s, err := c.cl.Stream(ctx, client.StreamOptions{People: c.people})
 			if err == nil {
@@ -230,7 +230,7 @@ func testCapsStreams(t *testing.T, e *xgEnv) {
 			}
 			wantStatus(t, err, http.StatusTooManyRequests, "too_many_streams")
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: no stream within %s of closing one", c.name, xgWait)
+				t.Fatalf("%s: no stream within %s of closing one", c.name, waitLimit)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -51,13 +51,13 @@ func coSetup(t *testing.T) *coEnv {
 		t.Skip("git is not installed")
 	}
 	bin := gatewayproc.Binary(t)
-	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_RESERVATION_OFFLINE_TTL="+coOfflineTTL.String())
+	g := startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_RESERVATION_OFFLINE_TTL="+coOfflineTTL.String())
 	e := &coEnv{t: t, ctx: ctxT(t), bin: bin, g: g, repo: t.TempDir(), home: t.TempDir()}
 	e.admin = client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
-	if _, err := e.admin.Login(e.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
+	if _, err := e.admin.Login(e.ctx, client.LoginRequest{Username: "admin", Password: adminPassword}); err != nil {
 		t.Fatalf("admin login: %v\n%s", err, g.Log)
 	}
-	x := &xgEnv{t: t, ctx: e.ctx, g: g, admin: e.admin}
+	x := &peopleAndAgents{t: t, ctx: e.ctx, g: g, admin: e.admin}
 	e.carol = x.person("carol")
 	e.git("init", "-q", "-b", "main")
 	return e

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,15 +51,6 @@ func nextEvent(t *testing.T, s *client.Stream) client.Event {
 		t.Fatal("no event within 15 s")
 	}
 	return client.Event{}
-}
-
-func wantAPIError(t *testing.T, err error, status int, code string) *client.APIError {
-	t.Helper()
-	var ae *client.APIError
-	if !errors.As(err, &ae) || ae.Status != status || (code != "" && ae.Body.Code != code) {
-		t.Fatalf("got %v, want %d %s", err, status, code)
-	}
-	return ae
 }
 
 func TestGatewayEndToEnd(t *testing.T) {
@@ -141,7 +131,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 	// A typo alias is a 404 and creates nothing.
 	before, _ := person.MeSessions(ctx)
 	_, err = person.MeSend(ctx, client.SendMailRequest{To: "dsh@" + ws + "." + sent.SessionAlias + "x", Subject: "typo", Body: "x"})
-	wantAPIError(t, err, 404, "alias_not_found")
+	wantStatus(t, err, 404, "alias_not_found")
 	after, _ := person.MeSessions(ctx)
 	if len(after.Sessions) != len(before.Sessions) {
 		t.Fatalf("a typo alias created a session: %d → %d", len(before.Sessions), len(after.Sessions))
@@ -158,7 +148,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = agent.SendMail(ctx, client.SendMailRequest{To: "admin", ReplyTo: small.MailID, Body: "second answer"})
-	wantAPIError(t, err, 403, "budget_exhausted")
+	wantStatus(t, err, 403, "budget_exhausted")
 
 	// The new-session rate limit: 20 per rolling hour, then 429.
 	for i := 0; i < 20; i++ {
@@ -167,7 +157,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 		}
 	}
 	_, err = agent.SendMail(ctx, client.SendMailRequest{To: "admin@.new", Subject: "report 21", Body: "x"})
-	ae := wantAPIError(t, err, 429, "new_session_rate_limited")
+	ae := wantStatus(t, err, 429, "new_session_rate_limited")
 	if ae.Body.RetryAfterSeconds < 3500 || client.RetryAfterOf(err) < 3500*time.Second {
 		t.Fatalf("429 wait: body %d s, header %v", ae.Body.RetryAfterSeconds, client.RetryAfterOf(err))
 	}
@@ -214,7 +204,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 	}
 	// The limit is counted from the database, so it survives the restart.
 	_, err = agent.SendMail(ctx, client.SendMailRequest{To: "admin@.new", Subject: "report 21", Body: "x"})
-	wantAPIError(t, err, 429, "new_session_rate_limited")
+	wantStatus(t, err, 429, "new_session_rate_limited")
 	// The event log survives too: resuming after the old id replays the new mail.
 	after2, err := person.MeSend(ctx, client.SendMailRequest{To: "dsh@" + ws, Subject: "after restart", Body: "x"})
 	if err != nil {

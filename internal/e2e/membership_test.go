@@ -17,7 +17,7 @@ import (
 
 // mbEnv is the started gateway with carol's session.
 type mbEnv struct {
-	*xgEnv
+	*peopleAndAgents
 	alpha, beta *client.Client
 	carolSess   *client.SendMailResponse
 	ws          string
@@ -25,14 +25,14 @@ type mbEnv struct {
 
 func mbSetup(t *testing.T) *mbEnv {
 	t.Helper()
-	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t))
-	x := &xgEnv{t: t, ctx: ctxT(t), g: g}
+	g := startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t))
+	x := &peopleAndAgents{t: t, ctx: ctxT(t), g: g}
 	x.admin = client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
-	if _, err := x.admin.Login(x.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
+	if _, err := x.admin.Login(x.ctx, client.LoginRequest{Username: "admin", Password: adminPassword}); err != nil {
 		t.Fatalf("admin login: %v\n%s", err, g.Log)
 	}
 	x.bob, x.carol = x.person("bob"), x.person("carol")
-	e := &mbEnv{xgEnv: x, ws: "/home/carol/proj"}
+	e := &mbEnv{peopleAndAgents: x, ws: "/home/carol/proj"}
 	e.alpha, _ = x.agent("alpha")
 	e.beta, _ = x.agent("beta")
 	sent, err := x.carol.MeSend(x.ctx, client.SendMailRequest{To: "beta@" + e.ws + ".new", Subject: "carol to beta", Body: "the deploy plan"})

@@ -88,7 +88,7 @@ func refuseLookAlike(t *testing.T, ctx context.Context, admin *client.Client, fi
 	} else {
 		_, err = admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: name, Lifecycle: client.LifecyclePermanent})
 	}
-	ae := wantAPIError(t, err, 409, "name_confusable")
+	ae := wantStatus(t, err, 409, "name_confusable")
 	if ae.Body.Field != field || !strings.Contains(ae.Body.Error, `"`+existing+`"`) {
 		t.Fatalf("%s %q: %+v, want field %s naming %q", field, name, ae.Body, field, existing)
 	}

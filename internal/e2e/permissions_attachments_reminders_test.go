@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store/storetest"
-	"github.com/agentmail/agentmail/internal/testkit/gatewayproc"
 )
 
 // The issue-3 end-to-end tests: the real `agentmail serve` binary, built
@@ -27,111 +25,6 @@ import (
 // Timers are real here (the binary uses the system clock), so the tests
 // shorten the sweep interval with AGENTMAIL_SWEEP_INTERVAL and wait on
 // conditions with generous deadlines, never on fixed sleeps.
-
-// xgWait bounds every wait for a condition.
-const xgWait = 30 * time.Second
-
-const xgAdminPassword = "e2e-admin-password"
-
-// xgStart starts `agentmail serve` on a free port over dataDir and the
-// database dbURL with the extra environment and waits for its address. With
-// dbURL "" the database is dataDir's own: SQLite in it, or under
-// AGENTMAIL_TEST_DATABASE=postgres the scratch database e2eDatabaseURL keeps
-// for dataDir, so a restart over dataDir finds its data again.
-func xgStart(t *testing.T, dataDir, dbURL string, env ...string) *gatewayproc.Gateway {
-	t.Helper()
-	if dbURL == "" {
-		dbURL = e2eDatabaseURL(t, dataDir)
-	}
-	return gatewayproc.Serve(t, gatewayproc.Options{
-		Args: []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir,
-			"--admin-user", "admin", "--admin-password", xgAdminPassword, "--log-level", "debug"},
-		Env: append([]string{"AGENTMAIL_ADDR=", "DATABASE_URL=" + dbURL, "AGENTMAIL_SWEEP_INTERVAL=100ms"}, env...),
-	})
-}
-
-// xgEnv is a gateway with people and an agent: the admin, alice, bob and
-// carol (cookie sessions) and the agent bot (agent key), all through
-// clients whose answers are checked against the OpenAPI document.
-type xgEnv struct {
-	t                  *testing.T
-	ctx                context.Context
-	g                  *gatewayproc.Gateway
-	admin, alice, bob  *client.Client
-	carol, bot, helper *client.Client
-	botKey             string
-}
-
-func (e *xgEnv) person(name string) *client.Client {
-	e.t.Helper()
-	c := client.New(e.g.URL, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithCookieJar())
-	pw := xgAdminPassword
-	if name != "admin" {
-		pw = name + "-password"
-		if _, err := e.admin.AdminCreateUser(e.ctx, client.CreateUserRequest{Username: name, Password: pw}); err != nil {
-			e.t.Fatalf("creating %s: %v", name, err)
-		}
-	}
-	if _, err := c.Login(e.ctx, client.LoginRequest{Username: name, Password: pw}); err != nil {
-		e.t.Fatalf("login %s: %v\n%s", name, err, e.g.Log)
-	}
-	return c
-}
-
-func (e *xgEnv) agent(name string) (*client.Client, string) {
-	e.t.Helper()
-	key, err := e.admin.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: name, Lifecycle: client.LifecyclePermanent})
-	if err != nil {
-		e.t.Fatalf("agent key for %s: %v", name, err)
-	}
-	c := client.New(e.g.URL, client.WithHTTPClient(CheckedHTTPClient(e.t)), client.WithToken(key.KeyToken))
-	if _, err := c.Register(e.ctx, client.RegisterRequest{Name: name, Platform: "e2e", Workspaces: []client.Workspace{}}); err != nil {
-		e.t.Fatalf("register %s: %v", name, err)
-	}
-	return c, key.KeyToken
-}
-
-func xgSetup(t *testing.T, g *gatewayproc.Gateway) *xgEnv {
-	e := &xgEnv{t: t, ctx: context.Background(), g: g}
-	e.admin = client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
-	if _, err := e.admin.Login(e.ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
-		t.Fatalf("admin login: %v\n%s", err, g.Log)
-	}
-	e.alice, e.bob, e.carol = e.person("alice"), e.person("bob"), e.person("carol")
-	e.bot, e.botKey = e.agent("bot")
-	e.helper, _ = e.agent("helper")
-	return e
-}
-
-// wantStatus fails unless err is an API error with that status (and code,
-// when given); it answers the error.
-func wantStatus(t *testing.T, err error, status int, code string) *client.APIError {
-	t.Helper()
-	ae := client.AsAPIError(err)
-	if ae == nil || ae.Status != status || (code != "" && ae.Body.Code != code) {
-		t.Fatalf("err = %v, want %d %s", err, status, code)
-	}
-	return ae
-}
-
-// waitEvent waits for an event of type typ whose data satisfies pred.
-func waitEvent(t *testing.T, s *client.Stream, typ string, pred func([]byte) bool) []byte {
-	t.Helper()
-	deadline := time.After(xgWait)
-	for {
-		select {
-		case ev, ok := <-s.Events():
-			if !ok {
-				t.Fatalf("stream ended while waiting for %s: %v", typ, s.Err())
-			}
-			if ev.Type == typ && pred(ev.Data) {
-				return ev.Data
-			}
-		case <-deadline:
-			t.Fatalf("no %s event within %s", typ, xgWait)
-		}
-	}
-}
 
 // TestPermissionsAttachmentsReminders drives the issue-3 features through
 // the real binary: permission requests and decisions, attachments,
@@ -151,7 +44,7 @@ func TestPermissionsAttachmentsReminders(t *testing.T) {
 // --------------------------------------------------------------- permissions
 
 func testPermissions(t *testing.T) {
-	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	sent, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/proj.new", Cc: "bob", Subject: "clean the build", Body: "please"})
 	if err != nil {
@@ -390,7 +283,7 @@ func rawUpload(t *testing.T, c *client.Client, contentType string, body []byte) 
 func testAttachments(t *testing.T) {
 	const limit = 64 << 10
 	dataDir := t.TempDir()
-	e := xgSetup(t, xgStart(t, dataDir, storetest.DatabaseURL(t), fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, dataDir, storetest.DatabaseURL(t), fmt.Sprintf("AGENTMAIL_MAX_ATTACHMENT_BYTES=%d", limit)))
 	ctx := e.ctx
 	store := filepath.Join(dataDir, "attachments")
 	content := bytes.Repeat([]byte("attachment line\n"), 100)
@@ -504,8 +397,8 @@ func (zeroReader) Read(p []byte) (int, error) {
 
 func testReminderAcrossRestart(t *testing.T) {
 	dataDir, dbURL := t.TempDir(), storetest.DatabaseURL(t)
-	g1 := xgStart(t, dataDir, dbURL)
-	e := xgSetup(t, g1)
+	g1 := startGatewayWithFlags(t, dataDir, dbURL)
+	e := newPeopleAndAgents(t, g1)
 	ctx := e.ctx
 	now := time.Now()
 	first := now.Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
@@ -545,7 +438,7 @@ func testReminderAcrossRestart(t *testing.T) {
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(xgWait)
+		deadline := time.Now().Add(waitLimit)
 		for !cond() {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting for %s", what)
@@ -558,7 +451,7 @@ func testReminderAcrossRestart(t *testing.T) {
 	// The second falls due while no gateway runs.
 	waitFor("the second reminder's time to pass", func() bool { return time.Now().After(secondAt) })
 
-	g2 := xgStart(t, dataDir, dbURL)
+	g2 := startGatewayWithFlags(t, dataDir, dbURL)
 	for _, c := range []*client.Client{e.alice, e.bob} {
 		c2 := client.New(g2.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 		name := "alice"
@@ -594,7 +487,7 @@ func testReminderAcrossRestart(t *testing.T) {
 	}
 	// Another restart sends nothing again.
 	g2.Shutdown(t)
-	g3 := xgStart(t, dataDir, dbURL)
+	g3 := startGatewayWithFlags(t, dataDir, dbURL)
 	c3 := client.New(g3.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
 	if _, err := c3.Login(ctx, client.LoginRequest{Username: "alice", Password: "alice-password"}); err != nil {
 		t.Fatal(err)
@@ -613,7 +506,7 @@ func testReminderAcrossRestart(t *testing.T) {
 // ------------------------------------------------------ model scope, discovery
 
 func testModelScopeAndDiscovery(t *testing.T) {
-	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	hb, err := e.bot.Heartbeat(ctx, client.HeartbeatRequest{})
 	if err != nil {
@@ -713,10 +606,10 @@ func testRemindersWithReplicas(t *testing.T) {
 		t.Skip("replicas need PostgreSQL (AGENTMAIL_TEST_DATABASE=postgres)")
 	}
 	dbURL := storetest.DatabaseURL(t)
-	g1 := xgStart(t, t.TempDir(), dbURL)
-	e := xgSetup(t, g1)
-	xgStart(t, t.TempDir(), dbURL)
-	xgStart(t, t.TempDir(), dbURL)
+	g1 := startGatewayWithFlags(t, t.TempDir(), dbURL)
+	e := newPeopleAndAgents(t, g1)
+	startGatewayWithFlags(t, t.TempDir(), dbURL)
+	startGatewayWithFlags(t, t.TempDir(), dbURL)
 	ctx := e.ctx
 	const n = 10
 	due := time.Now().Add(2 * time.Second)
@@ -740,10 +633,10 @@ func testRemindersWithReplicas(t *testing.T) {
 		}
 		return out
 	}
-	deadline := time.Now().Add(xgWait)
+	deadline := time.Now().Add(waitLimit)
 	for len(count()) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("reminders after %s: %v", xgWait, count())
+			t.Fatalf("reminders after %s: %v", waitLimit, count())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

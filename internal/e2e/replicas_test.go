@@ -165,7 +165,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 		if err == nil {
 			continue
 		}
-		wantAPIError(t, err, 429, "new_session_rate_limited")
+		wantStatus(t, err, 429, "new_session_rate_limited")
 		refused++
 		t.Logf("new session %d refused: %v", i, err)
 	}
@@ -173,7 +173,7 @@ func TestReplicasShareOnePostgreSQL(t *testing.T) {
 		t.Fatalf("%d of 21 new sessions were refused, want exactly 1", refused)
 	}
 	_, err = agentB.SendMail(ctx, client.SendMailRequest{To: "admin@.new", Subject: "report 22", Body: "x"})
-	wantAPIError(t, err, 429, "new_session_rate_limited")
+	wantStatus(t, err, 429, "new_session_rate_limited")
 
 	// A relay_key replayed on the other replica is a duplicate; two sent at
 	// the same moment to both replicas store one mail.

@@ -32,7 +32,7 @@ func TestTrustHoles(t *testing.T) {
 // ends the exchange with 403 budget_exhausted. A summary answering the
 // person's mail and a failure report answering an agent's stay free.
 func testSummaryPingPong(t *testing.T) {
-	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	const budget = 4
 	b := budget
@@ -102,7 +102,7 @@ func testSummaryPingPong(t *testing.T) {
 // a mail the agent only sent, a mail of the session addressed to someone
 // else and an unknown id all answer the same 404, and store no run.
 func testRunMailID(t *testing.T) {
-	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/runs.new", Cc: "bob", Subject: "build it", Body: "please"})
 	if err != nil {
@@ -156,7 +156,7 @@ func testRunMailID(t *testing.T) {
 // takes part in it; the alias of a session the owner does not take part in
 // answers exactly what an unknown alias answers, and nothing is stored.
 func testReminderPersonAlias(t *testing.T) {
-	e := xgSetup(t, xgStart(t, t.TempDir(), storetest.DatabaseURL(t)))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx := e.ctx
 	mine, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/remind.new", Cc: "carol", Subject: "release", Body: "plan"})
 	if err != nil {
@@ -272,13 +272,13 @@ func testForwardByAlias(t *testing.T) {
 	}
 }
 
-// poll waits, checking cond every 50 ms, until it holds or xgWait passed.
+// poll waits, checking cond every 50 ms, until it holds or waitLimit passed.
 func poll(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(xgWait)
+	deadline := time.Now().Add(waitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, xgWait)
+			t.Fatalf("%s: not within %s", what, waitLimit)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -291,8 +291,8 @@ func poll(t *testing.T, what string, cond func() bool) {
 // still gets new tokens when its bridge is back.
 func testTurnTokenOffline(t *testing.T) {
 	const offlineAfter = 2 * time.Second
-	g := xgStart(t, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_AGENT_OFFLINE_AFTER="+offlineAfter.String())
-	e := xgSetup(t, g)
+	g := startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t), "AGENTMAIL_AGENT_OFFLINE_AFTER="+offlineAfter.String())
+	e := newPeopleAndAgents(t, g)
 	ctx := e.ctx
 	start, err := e.alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/turns.new", Cc: "helper@/work/turns", Subject: "a turn", Body: "go"})
 	if err != nil {
@@ -386,8 +386,8 @@ func testTurnTokenOffline(t *testing.T) {
 // plain look-alike.
 func testLookAlikeAccents(t *testing.T) {
 	dataDir := t.TempDir()
-	g := xgStart(t, dataDir, "")
-	e := xgSetup(t, g)
+	g := startGatewayWithFlags(t, dataDir, "")
+	e := newPeopleAndAgents(t, g)
 	ctx := e.ctx
 	if _, err := e.admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: "zoë", Password: "zoe-password"}); err != nil {
 		t.Fatal(err)
@@ -427,9 +427,9 @@ func testLookAlikeAccents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g = xgStart(t, dataDir, "")
+	g = startGatewayWithFlags(t, dataDir, "")
 	admin := client.New(g.URL, client.WithHTTPClient(CheckedHTTPClient(t)), client.WithCookieJar())
-	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: xgAdminPassword}); err != nil {
+	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: adminPassword}); err != nil {
 		t.Fatalf("login after restart: %v\n%s", err, g.Log)
 	}
 	for _, c := range cases {
