@@ -64,14 +64,35 @@ func databaseName(ctx context.Context, app *httpapi.App) string {
 type Config struct {
 	// Senders is the number of concurrent senders of the send phase (64).
 	Senders int
-	// SendDuration is how long the send phase runs (10 s), after a 1 s warm-up.
+	// SenderSweep lists the sender counts of the sweep phase (e.g. 1, 8,
+	// 64, 256); empty skips it.
+	SenderSweep []int
+	// SendDuration is how long each send measurement runs (10 s), after
+	// Warmup (1 s).
 	SendDuration time.Duration
-	// StreamAgents is the number of agents holding an SSE stream (1,000).
+	Warmup       time.Duration
+	// Rounds is how many times the send phase's measurements run, agent,
+	// person and peer alternating (1); the figures are the medians.
+	Rounds int
+	// PeerMailpit is the path of a mailpit binary: when set, mailpit's
+	// POST /api/v1/send is driven by the same loop beside every send
+	// measurement, and the report gives the ratio.
+	PeerMailpit string
+	// StreamAgents is the number of agents the seeded mails are spread
+	// over (1,000) and the default of StreamCounts.
 	StreamAgents int
-	// StreamMails is how many mails are sent to them, one recipient each
-	// (2 per agent by default), by StreamSenders concurrent senders (8).
+	// StreamCounts lists the numbers of open streams of the SSE phase
+	// ([StreamAgents]); each gets its own run with its peak RSS.
+	StreamCounts []int
+	// StreamMails is how many mails are sent to the streams, one
+	// recipient each (default 2 per stream), by StreamSenders concurrent
+	// senders (8).
 	StreamMails   int
 	StreamSenders int
+	// StreamHolder is the command that holds the streams in a process of
+	// its own (`agentmail bench-streams`, HoldStreams), so that the peak
+	// RSS measured is the gateway's; empty holds them in this process.
+	StreamHolder []string
 	// StoredMails is how many mails are seeded before the inbox phase
 	// (1,000,000); InboxShare of them go to the measured agent (1/4).
 	StoredMails int
@@ -86,15 +107,16 @@ type Config struct {
 	// a scratch database is created on that server for the run and dropped
 	// after it, so no existing data is touched. "" runs on SQLite in DataDir.
 	DatabaseURL string
-	// Phases names the phases to run, in their fixed order: "send", "sse",
-	// "inbox"; empty runs all three.
+	// Phases names the phases to run, in their fixed order: "send",
+	// "sweep", "sse", "inbox"; empty runs all four (sweep only when
+	// SenderSweep is set).
 	Phases []string
 	// Progress receives one line per step (nil: discarded).
 	Progress io.Writer
 }
 
 // phaseNames are the phases of a run in the order they run.
-var phaseNames = []string{"send", "sse", "inbox"}
+var phaseNames = []string{"send", "sweep", "sse", "inbox"}
 
 // wants reports whether the phase named runs.
 func (c *Config) wants(phase string) bool {
@@ -130,11 +152,17 @@ func (c *Config) fill() {
 	if c.SendDuration <= 0 {
 		c.SendDuration = 10 * time.Second
 	}
+	if c.Warmup <= 0 {
+		c.Warmup = time.Second
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 1
+	}
 	if c.StreamAgents <= 0 {
 		c.StreamAgents = 1000
 	}
-	if c.StreamMails <= 0 {
-		c.StreamMails = 2 * c.StreamAgents
+	if len(c.StreamCounts) == 0 {
+		c.StreamCounts = []int{c.StreamAgents}
 	}
 	if c.StreamSenders <= 0 {
 		c.StreamSenders = 8
@@ -160,28 +188,44 @@ type Row struct {
 	Target string
 }
 
+// Table is a figure against a load (senders, stored mails, open streams).
+type Table struct {
+	Title  string
+	Header []string
+	Rows   [][]string
+}
+
 // Report is the outcome of a run.
 type Report struct {
 	Rows     []Row
+	Tables   []Table
 	Machine  string
 	Started  time.Time
 	Duration time.Duration
 }
 
-// Table renders the report as a Markdown table.
+// Table renders the report as Markdown tables: the figures, then each
+// table against a load.
 func (r *Report) Table() string {
 	var b strings.Builder
 	b.WriteString("| metric | measured | target |\n|---|---|---|\n")
 	for _, row := range r.Rows {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row.Metric, row.Value, row.Target)
 	}
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "\n%s\n\n| %s |\n|%s\n", t.Title, strings.Join(t.Header, " | "), strings.Repeat("---|", len(t.Header)))
+		for _, row := range t.Rows {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+		}
+	}
 	return b.String()
 }
 
 const benchPassword = "bench-admin-password"
 
-// Run starts a gateway and runs the three phases in order (those of
-// cfg.Phases when set): sending, SSE delivery, inbox with stored mails.
+// Run starts a gateway and runs the phases in order (those of cfg.Phases
+// when set): sending, the sender sweep, SSE delivery, inbox and sending
+// with stored mails.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.fill()
 	if err := cfg.checkPhases(); err != nil {
@@ -220,8 +264,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := b.setup(ctx); err != nil {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
+	if cfg.PeerMailpit != "" {
+		m, err := startMailpit(ctx, cfg.PeerMailpit)
+		if err != nil {
+			return nil, err
+		}
+		defer m.stop()
+		b.peer = m
+		rep.Machine += ", peer: mailpit " + cfg.PeerMailpit
+	}
 	t0 := time.Now()
-	for i, phase := range []func(context.Context, *Report) error{b.sendPhase, b.streamPhase, b.inboxPhase} {
+	phases := []func(context.Context, *Report) error{b.sendPhase, b.sweepPhase, b.streamPhase, b.inboxPhase}
+	for i, phase := range phases {
 		if !cfg.wants(phaseNames[i]) {
 			continue
 		}
@@ -235,12 +289,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // runner holds the state shared by the phases.
 type runner struct {
-	cfg    Config
-	app    *httpapi.App
-	hc     *http.Client
-	url    string
-	person *client.Client // admin with a user key (no CSRF, no bcrypt per request)
-	token  string         // that user key
+	cfg     Config
+	app     *httpapi.App
+	hc      *http.Client
+	url     string
+	person  *client.Client // admin with a user key (no CSRF, no bcrypt per request)
+	token   string         // that user key
+	peer    *mailpit       // nil without --peer-mailpit
+	agents  int            // stream agents a0.. registered so far
+	senders int            // sending agents s0.. registered so far
+	sink    bool           // the agent "sink" is registered
+	sendAt0 map[string]loopResult
 }
 
 func (b *runner) logf(format string, args ...any) {
@@ -273,126 +332,220 @@ func (b *runner) agentClient(ctx context.Context, name string) (*client.Client, 
 // agentToken is the key the benchmark registers for agent name.
 func agentToken(name string) string { return "bench-" + name + "-key-0123456789abcdef" }
 
-// sendPhase: Senders goroutines each write to their own session of one
-// agent as fast as the gateway answers.
-func (b *runner) sendPhase(ctx context.Context, rep *Report) error {
-	if _, err := b.agentClient(ctx, "sink"); err != nil {
+// sendBody is the 200-byte body of every measured send (AgentMail's and
+// the peer's).
+var sendBody = strings.Repeat("Benchmark mail body. ", 10)[:200]
+
+// Sender kinds of a send measurement.
+const (
+	kindAgent  = "agent"
+	kindPerson = "person"
+	kindPeer   = "mailpit"
+)
+
+// makeSenders prepares n senders of one kind, each with its own
+// connection and recipient:
+//   - agent: agent s<i> sends POST /api/v1/mail/send to sink@/bench/<i>;
+//   - person: the admin (a user key) sends POST /api/v1/me/mail/send to
+//     sink@/bench/<i>;
+//   - mailpit: POST /api/v1/send from admin@bench.test to sink<i>@bench.test.
+func (b *runner) makeSenders(ctx context.Context, kind string, n int) ([]*rawSender, error) {
+	if kind == kindPeer {
+		return mailpitSenders(b.peer, n, sendBody)
+	}
+	// Agents get an unlimited round budget: an agent's own mails use
+	// rounds, and the measured loop sends thousands into one session.
+	unlimited := func(name string) error {
+		if _, err := b.agentClient(ctx, name); err != nil {
+			return err
+		}
+		_, err := b.person.AdminUpdateAgent(ctx, name, client.UpdateAgentRequest{DefaultRounds: client.Int(0)})
 		return err
 	}
-	// Each sender keeps one connection and a pre-encoded body (rawhttp.go):
-	// {"to":"sink@/bench/<i>","body":"...","subject":"load <n>"}.
-	body := strings.Repeat("Benchmark mail body. ", 10)
-	senders := make([]*rawSender, b.cfg.Senders)
-	for i := range senders {
-		prefix := fmt.Appendf(nil, `{"to":%s,"body":%s,"subject":"load `, jsonString(fmt.Sprintf("sink@/bench/%d", i)), jsonString(body))
-		rs, err := newRawSender(b.url, "/api/v1/me/mail/send", b.token, prefix, []byte(`"}`))
-		if err != nil {
-			return err
+	if !b.sink {
+		if err := unlimited("sink"); err != nil {
+			return nil, err
 		}
-		defer rs.close()
-		senders[i] = rs
+		b.sink = true
 	}
-	send := func(i, n int) error {
-		status, answer, err := senders[i].send(n)
-		if err != nil {
-			return err
-		}
-		if status != http.StatusOK {
-			return fmt.Errorf("POST /api/v1/me/mail/send: status %d: %s", status, answer)
-		}
-		return nil
-	}
-	b.logf("send: %d senders, 1 s warm-up, %s measured", b.cfg.Senders, b.cfg.SendDuration)
-	warm := time.Now().Add(time.Second)
-	stop := warm.Add(b.cfg.SendDuration)
-	cpuAtWarm := make(chan time.Duration, 1)
-	go func() {
-		time.Sleep(time.Until(warm))
-		cpuAtWarm <- processCPU()
-	}()
-	lat := make([][]time.Duration, b.cfg.Senders)
-	errs := make(chan error, b.cfg.Senders)
-	var wg sync.WaitGroup
-	for i := 0; i < b.cfg.Senders; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				start := time.Now()
-				if start.After(stop) {
-					return
-				}
-				if err := send(i, n); err != nil {
-					errs <- err
-					return
-				}
-				if start.After(warm) {
-					lat[i] = append(lat[i], time.Since(start))
-				}
+	if kind == kindAgent {
+		for ; b.senders < n; b.senders++ {
+			if err := unlimited(fmt.Sprintf("s%d", b.senders)); err != nil {
+				return nil, err
 			}
-		}(i)
+		}
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return fmt.Errorf("send phase: %w", err)
+	out := make([]*rawSender, n)
+	for i := range out {
+		prefix := fmt.Appendf(nil, `{"to":%s,"body":%s,"subject":"load `, jsonString(fmt.Sprintf("sink@/bench/%d", i)), jsonString(sendBody))
+		path, token := "/api/v1/me/mail/send", b.token
+		if kind == kindAgent {
+			path, token = "/api/v1/mail/send", agentToken(fmt.Sprintf("s%d", i))
+		}
+		rs, err := newRawSender(b.url, path, token, prefix, []byte(`"}`))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = rs
 	}
-	all := merge(lat)
-	cpu := processCPU() - <-cpuAtWarm
-	rate := float64(len(all)) / b.cfg.SendDuration.Seconds()
-	rep.Rows = append(rep.Rows,
-		Row{fmt.Sprintf("mails sent per second, %d concurrent senders", b.cfg.Senders), fmt.Sprintf("%.0f", rate), "≥ 5,000"},
-		Row{"send latency p50 / p99", fmt.Sprintf("%s / %s", ms(pct(all, 50)), ms(pct(all, 99))), "p99 ≤ 25 ms"},
-		Row{"process CPU per mail sent (gateway and load generator together)", fmt.Sprintf("%.0f µs", float64(cpu.Microseconds())/float64(max(1, len(all)))), "–"})
-	b.logf("send: %d mails, %.0f/s, p50 %s p99 %s", len(all), rate, ms(pct(all, 50)), ms(pct(all, 99)))
+	return out, nil
+}
+
+// measure runs the load loop once for n senders of kind.
+func (b *runner) measure(ctx context.Context, kind string, n int) (loopResult, error) {
+	senders, err := b.makeSenders(ctx, kind, n)
+	if err != nil {
+		return loopResult{}, err
+	}
+	defer closeAll(senders)
+	r, err := runLoop(senders, b.cfg.Warmup, b.cfg.SendDuration)
+	if err != nil {
+		return r, fmt.Errorf("%s sends, %d senders: %w", kind, n, err)
+	}
+	b.logf("send: %s, %d senders: %d mails, %.0f/s, p50 %s p99 %s, %.0f µs CPU per mail", kind, n, r.Mails, r.Rate(),
+		ms(r.P(50)), ms(r.P(99)), float64(r.CPUPerMail().Nanoseconds())/1000)
+	return r, nil
+}
+
+// kinds answers the sender kinds measured: agent, person, and the peer
+// when there is one.
+func (b *runner) kinds() []string {
+	if b.peer != nil {
+		return []string{kindAgent, kindPerson, kindPeer}
+	}
+	return []string{kindAgent, kindPerson}
+}
+
+// sendPhase measures Senders concurrent senders of each kind, Rounds
+// times alternating, and reports the medians (and the ratio to the peer).
+func (b *runner) sendPhase(ctx context.Context, rep *Report) error {
+	b.logf("send: %d senders, %d round(s) of %s each after %s warm-up", b.cfg.Senders, b.cfg.Rounds, b.cfg.SendDuration, b.cfg.Warmup)
+	runs := map[string][]loopResult{}
+	for round := 0; round < b.cfg.Rounds; round++ {
+		for _, kind := range b.kinds() {
+			r, err := b.measure(ctx, kind, b.cfg.Senders)
+			if err != nil {
+				return err
+			}
+			runs[kind] = append(runs[kind], r)
+		}
+	}
+	med := map[string]loopResult{}
+	for kind, rs := range runs {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Rate() < rs[j].Rate() })
+		med[kind] = rs[len(rs)/2]
+	}
+	b.sendAt0 = med
+	n := b.cfg.Senders
+	for _, kind := range []string{kindAgent, kindPerson} {
+		r := med[kind]
+		rep.Rows = append(rep.Rows,
+			Row{fmt.Sprintf("mails sent per second, %d concurrent senders, %s sends", n, kind), fmt.Sprintf("%.0f", r.Rate()), "≥ 2.8 × mailpit"},
+			Row{fmt.Sprintf("send latency p50 / p99, %s sends", kind), fmt.Sprintf("%s / %s", ms(r.P(50)), ms(r.P(99))), "p99 ≤ 20 ms"},
+			Row{fmt.Sprintf("process CPU per mail sent, %s sends (gateway and load generator together)", kind),
+				fmt.Sprintf("%.0f µs", float64(r.CPUPerMail().Nanoseconds())/1000), "–"})
+	}
+	rep.Rows = append(rep.Rows, Row{"person sends per second / agent sends per second",
+		fmt.Sprintf("%.2f", med[kindPerson].Rate()/med[kindAgent].Rate()), "≥ 0.80"})
+	if p, ok := med[kindPeer]; ok {
+		rep.Rows = append(rep.Rows,
+			Row{fmt.Sprintf("mailpit POST /api/v1/send per second, %d concurrent senders, same loop", n), fmt.Sprintf("%.0f", p.Rate()), "–"},
+			Row{"mailpit send latency p50 / p99", fmt.Sprintf("%s / %s", ms(p.P(50)), ms(p.P(99))), "–"},
+			Row{"ratio to mailpit, agent sends / person sends", fmt.Sprintf("%.2f× / %.2f×",
+				med[kindAgent].Rate()/p.Rate(), med[kindPerson].Rate()/p.Rate()), "≥ 2.8×"})
+	}
+	if b.cfg.Rounds > 1 {
+		rep.Rows = append(rep.Rows, Row{"rounds (figures are medians by rate)", strconv.Itoa(b.cfg.Rounds), "–"})
+	}
 	return nil
 }
 
-// streamPhase: StreamAgents agents hold an SSE stream each; StreamMails
-// mails, one recipient each, are sent by StreamSenders concurrent senders.
-// The latency of a delivery is from just before its send request to the
-// event's arrival on the agent's stream.
-func (b *runner) streamPhase(ctx context.Context, rep *Report) error {
-	n := b.cfg.StreamAgents
-	b.logf("sse: registering and connecting %d agents", n)
-	type arrival struct {
-		seq int
-		at  time.Time
+// sweepPhase measures rate and p99 against the number of senders.
+func (b *runner) sweepPhase(ctx context.Context, rep *Report) error {
+	if len(b.cfg.SenderSweep) == 0 {
+		return nil
 	}
-	arrivals := make(chan arrival, b.cfg.StreamMails)
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var streams []*client.Stream
-	defer func() {
-		for _, s := range streams {
-			s.Close()
+	t := Table{Title: fmt.Sprintf("Rate and p99 against concurrent senders (%s per measurement)", b.cfg.SendDuration),
+		Header: []string{"senders", "agent mails/s", "agent p99", "person mails/s", "person p99"}}
+	if b.peer != nil {
+		t.Header = append(t.Header, "mailpit mails/s", "mailpit p99", "agent / mailpit")
+	}
+	for _, n := range b.cfg.SenderSweep {
+		row := []string{strconv.Itoa(n)}
+		var agentRate float64
+		for _, kind := range b.kinds() {
+			r, err := b.measure(ctx, kind, n)
+			if err != nil {
+				return err
+			}
+			row = append(row, fmt.Sprintf("%.0f", r.Rate()), ms(r.P(99)))
+			if kind == kindAgent {
+				agentRate = r.Rate()
+			}
+			if kind == kindPeer {
+				row = append(row, fmt.Sprintf("%.2f×", agentRate/r.Rate()))
+			}
 		}
-	}()
-	for i := 0; i < n; i++ {
-		c, err := b.agentClient(ctx, fmt.Sprintf("a%d", i))
+		t.Rows = append(t.Rows, row)
+	}
+	rep.Tables = append(rep.Tables, t)
+	return nil
+}
+
+// streamPhase: for each of StreamCounts, that many agents hold an SSE
+// stream each (in the stream holder); 2 mails per stream, one recipient
+// each, are sent by StreamSenders concurrent senders. The latency of a
+// delivery is from just before its send request to the event's arrival
+// on the agent's stream; the peak RSS is this process's during the run.
+func (b *runner) streamPhase(ctx context.Context, rep *Report) error {
+	where := "gateway process (the streams are held by another process)"
+	if len(b.cfg.StreamHolder) == 0 {
+		where = "gateway and stream holder together (one process)"
+	}
+	t := Table{Title: "Delivery p99 and peak RSS against open streams; RSS of the " + where,
+		Header: []string{"open streams", "mails", "delivery p50", "delivery p99", "peak RSS"}}
+	for _, n := range b.cfg.StreamCounts {
+		row, err := b.streams(ctx, n)
 		if err != nil {
 			return err
 		}
-		s, err := c.Stream(sctx, client.StreamOptions{Buffer: 16})
-		if err != nil {
-			return fmt.Errorf("stream %d: %w", i, err)
+		t.Rows = append(t.Rows, row)
+		if n == b.cfg.StreamCounts[0] {
+			rep.Rows = append(rep.Rows, Row{fmt.Sprintf("SSE delivery latency p50 / p99, %d connected agents", n),
+				row[2] + " / " + row[3], "p99 ≤ 50 ms"})
 		}
-		streams = append(streams, s)
-		go func(s *client.Stream) {
-			for ev := range s.Events() {
-				at := time.Now()
-				var seq int
-				if _, err := fmt.Sscanf(subjectOf(ev.Data), "sse %d", &seq); err == nil {
-					arrivals <- arrival{seq, at}
-				}
-			}
-		}(s)
 	}
+	rep.Tables = append(rep.Tables, t)
+	return nil
+}
+
+func (b *runner) streams(ctx context.Context, n int) ([]string, error) {
+	b.logf("sse: registering %d agents", n)
+	for ; b.agents < n; b.agents++ {
+		if _, err := b.agentClient(ctx, fmt.Sprintf("a%d", b.agents)); err != nil {
+			return nil, err
+		}
+	}
+	runtime.GC()
+	reset := resetPeakRSS()
+	tokens := make([]string, n)
+	for i := range tokens {
+		tokens[i] = agentToken(fmt.Sprintf("a%d", i))
+	}
+	h, err := startHolder(ctx, b.cfg.StreamHolder, b.url, tokens)
+	if err != nil {
+		return nil, fmt.Errorf("sse: %w", err)
+	}
+	defer h.close()
 	if got := b.app.Hub.Subscribers(); got < n {
-		return fmt.Errorf("sse: %d streams open, want %d", got, n)
+		return nil, fmt.Errorf("sse: %d streams open, want %d", got, n)
 	}
-	b.logf("sse: %d streams open; sending %d mails with %d senders", n, b.cfg.StreamMails, b.cfg.StreamSenders)
-	starts := make([]time.Time, b.cfg.StreamMails)
+	mails := b.cfg.StreamMails
+	if mails <= 0 {
+		mails = 2 * n
+	}
+	b.logf("sse: %d streams open; sending %d mails with %d senders", n, mails, b.cfg.StreamSenders)
+	starts := make([]time.Time, mails)
 	next := make(chan int)
 	errs := make(chan error, b.cfg.StreamSenders)
 	var wg sync.WaitGroup
@@ -410,106 +563,160 @@ func (b *runner) streamPhase(ctx context.Context, rep *Report) error {
 			}
 		}()
 	}
-	for seq := 0; seq < b.cfg.StreamMails; seq++ {
+	for seq := 0; seq < mails; seq++ {
 		next <- seq
 	}
 	close(next)
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return fmt.Errorf("sse phase: %w", err)
+		return nil, fmt.Errorf("sse phase: %w", err)
 	}
-	lat := make([]time.Duration, 0, b.cfg.StreamMails)
+	lat := make([]time.Duration, 0, mails)
 	timeout := time.After(60 * time.Second)
-	for len(lat) < b.cfg.StreamMails {
+	for len(lat) < mails {
 		select {
-		case a := <-arrivals:
+		case a, ok := <-h.arrivals:
+			if !ok {
+				return nil, fmt.Errorf("sse: the stream holder ended after %d of %d events", len(lat), mails)
+			}
 			lat = append(lat, a.at.Sub(starts[a.seq]))
 		case <-timeout:
-			return fmt.Errorf("sse: %d of %d events arrived within 60 s", len(lat), b.cfg.StreamMails)
+			return nil, fmt.Errorf("sse: %d of %d events arrived within 60 s", len(lat), mails)
 		}
 	}
+	rss := peakRSS()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	rep.Rows = append(rep.Rows, Row{fmt.Sprintf("SSE delivery latency p50 / p99, %d connected agents", n),
-		fmt.Sprintf("%s / %s", ms(pct(lat, 50)), ms(pct(lat, 99))), "p99 ≤ 50 ms"})
-	b.logf("sse: %d deliveries, p50 %s p99 %s", len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)))
-	return nil
+	b.logf("sse: %d streams, %d deliveries, p50 %s p99 %s, peak RSS %d MB", n, len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)), rss>>20)
+	rssText := fmt.Sprintf("%d MB", rss>>20)
+	if !reset {
+		rssText += " (peak since start)"
+	}
+	return []string{strconv.Itoa(n), strconv.Itoa(mails), ms(pct(lat, 50)), ms(pct(lat, 99)), rssText}, nil
 }
 
-// inboxPhase seeds StoredMails mails with batched inserts, then times the
-// measured agent's inbox requests one after another.
+// inboxVariants are the timed inbox requests.
+var inboxVariants = []struct {
+	name string
+	q    client.InboxQuery
+}{
+	{"unread, limit 5", client.InboxQuery{Status: "unread", Limit: 5, MarkRead: client.Bool(false)}},
+	{"all, limit 5", client.InboxQuery{Status: "all", Limit: 5}},
+	{"all, limit 50", client.InboxQuery{Status: "all", Limit: 50}},
+}
+
+// inboxPhase times the measured agent's inbox with no seeded mails (60
+// real ones), seeds StoredMails mails with batched inserts, times the
+// inbox again, and measures sending again with the stored mails.
 func (b *runner) inboxPhase(ctx context.Context, rep *Report) error {
 	agent, err := b.agentClient(ctx, "inbox")
 	if err != nil {
 		return err
 	}
-	// One real mail creates the session the seeded mails belong to.
-	first, err := b.person.MeSend(ctx, client.SendMailRequest{To: "inbox@/bench.new", Subject: "seed", Body: "x"})
-	if err != nil {
-		return err
+	var sessionID string
+	for i := 0; i < 60; i++ {
+		r, err := b.person.MeSend(ctx, client.SendMailRequest{To: "inbox@/bench", Subject: fmt.Sprintf("real %d", i), Body: "x"})
+		if err != nil {
+			return err
+		}
+		sessionID = r.SessionID
 	}
-	b.logf("inbox: seeding %d mails (%.0f%% to the measured agent)", b.cfg.StoredMails, b.cfg.InboxShare*100)
-	t0 := time.Now()
-	mine, err := seed(ctx, b.app.Store, first.SessionID, b.cfg.StoredMails, b.cfg.InboxShare, b.cfg.StreamAgents)
-	if err != nil {
-		return fmt.Errorf("seed: %w", err)
-	}
-	b.logf("inbox: seeded in %s; the measured agent holds %d mails", time.Since(t0).Round(time.Millisecond), mine)
-	variants := []struct {
-		name string
-		q    client.InboxQuery
-	}{
-		{"unread, limit 5", client.InboxQuery{Status: "unread", Limit: 5, MarkRead: client.Bool(false)}},
-		{"all, limit 5", client.InboxQuery{Status: "all", Limit: 5}},
-		{"all, limit 50", client.InboxQuery{Status: "all", Limit: 50}},
-	}
-	// The timed requests are raw GETs on one keep-alive connection: the
-	// answer is read whole and checked, not decoded (rawhttp.go). The
-	// typed client checks once per variant that the answer is a full page.
 	raw, err := newRawSender(b.url, "", agentToken("inbox"), nil, nil)
 	if err != nil {
 		return err
 	}
 	defer raw.close()
-	for _, v := range variants {
-		l, err := agent.Inbox(ctx, v.q)
+	t := Table{Title: "Inbox p50 / p99 and sending against stored mails",
+		Header: []string{"stored mails", "in this inbox", "unread, limit 5", "all, limit 5", "all, limit 50", "agent sends/s, p99", "person sends/s, p99"}}
+	row := []string{"0", "60"}
+	for _, v := range inboxVariants {
+		p50, p99, err := b.timeInbox(ctx, agent, raw, v.name, v.q)
 		if err != nil {
 			return err
 		}
-		if len(l.Mails) != v.q.Limit {
-			return fmt.Errorf("inbox %s: %d mails, want %d", v.name, len(l.Mails), v.q.Limit)
-		}
-		query := url.Values{"status": {v.q.Status}, "limit": {strconv.Itoa(v.q.Limit)}}
-		if v.q.MarkRead != nil {
-			query.Set("mark_read", strconv.FormatBool(*v.q.MarkRead))
-		}
-		path := "/api/v1/mail/inbox?" + query.Encode()
-		lat := make([]time.Duration, 0, b.cfg.InboxRequests)
-		var cpu0 time.Duration
-		for i := 0; i < b.cfg.InboxRequests+100; i++ {
-			if i == 100 {
-				cpu0 = processCPU()
-			}
-			start := time.Now()
-			status, body, err := raw.get(path)
-			if err != nil {
-				return err
-			}
-			if status != http.StatusOK || !bytes.Contains(body, []byte(`"mail_id"`)) {
-				return fmt.Errorf("inbox %s: status %d: %.200s", v.name, status, body)
-			}
-			if i >= 100 { // the first 100 warm caches
-				lat = append(lat, time.Since(start))
-			}
-		}
-		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-		rep.Rows = append(rep.Rows, Row{fmt.Sprintf("inbox latency p50 / p99 (%s), %d stored mails, %d in this inbox", v.name, b.cfg.StoredMails, mine),
-			fmt.Sprintf("%s / %s", ms(pct(lat, 50)), ms(pct(lat, 99))), "p99 ≤ 5 ms"})
-		cpu := processCPU() - cpu0
-		b.logf("inbox %s: p50 %s p99 %s, process CPU %.0f µs per request", v.name, ms(pct(lat, 50)), ms(pct(lat, 99)),
-			float64(cpu.Microseconds())/float64(max(1, len(lat))))
+		row = append(row, ms(p50)+" / "+ms(p99))
 	}
+	sendCell := func(r loopResult, ok bool) string {
+		if !ok {
+			return "–"
+		}
+		return fmt.Sprintf("%.0f, %s", r.Rate(), ms(r.P(99)))
+	}
+	a0, okA := b.sendAt0[kindAgent]
+	p0, okP := b.sendAt0[kindPerson]
+	row = append(row, sendCell(a0, okA), sendCell(p0, okP))
+	t.Rows = append(t.Rows, row)
+
+	b.logf("inbox: seeding %d mails (%.0f%% to the measured agent)", b.cfg.StoredMails, b.cfg.InboxShare*100)
+	t0 := time.Now()
+	mine, err := seed(ctx, b.app.Store, sessionID, b.cfg.StoredMails, b.cfg.InboxShare, b.cfg.StreamAgents)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	mine += 60
+	b.logf("inbox: seeded in %s; the measured agent holds %d mails", time.Since(t0).Round(time.Millisecond), mine)
+	row = []string{strconv.Itoa(b.cfg.StoredMails), strconv.Itoa(mine)}
+	for _, v := range inboxVariants {
+		p50, p99, err := b.timeInbox(ctx, agent, raw, v.name, v.q)
+		if err != nil {
+			return err
+		}
+		row = append(row, ms(p50)+" / "+ms(p99))
+		rep.Rows = append(rep.Rows, Row{fmt.Sprintf("inbox latency p50 / p99 (%s), %d stored mails, %d in this inbox", v.name, b.cfg.StoredMails, mine),
+			fmt.Sprintf("%s / %s", ms(p50), ms(p99)), "p99 ≤ 5 ms"})
+	}
+	for _, kind := range []string{kindAgent, kindPerson} {
+		r, err := b.measure(ctx, kind, b.cfg.Senders)
+		if err != nil {
+			return err
+		}
+		row = append(row, sendCell(r, true))
+	}
+	t.Rows = append(t.Rows, row)
+	t.Title += fmt.Sprintf(" (sends: %d senders; the 0 row's are the send phase's, on a database holding only what that phase wrote)", b.cfg.Senders)
+	rep.Tables = append(rep.Tables, t)
 	return nil
+}
+
+// timeInbox checks once with the typed client that the answer is a full
+// page, then times InboxRequests raw GETs on one keep-alive connection
+// (after 100 untimed): the answer is read whole and checked, not decoded.
+func (b *runner) timeInbox(ctx context.Context, agent *client.Client, raw *rawSender, name string, q client.InboxQuery) (time.Duration, time.Duration, error) {
+	l, err := agent.Inbox(ctx, q)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(l.Mails) != q.Limit {
+		return 0, 0, fmt.Errorf("inbox %s: %d mails, want %d", name, len(l.Mails), q.Limit)
+	}
+	query := url.Values{"status": {q.Status}, "limit": {strconv.Itoa(q.Limit)}}
+	if q.MarkRead != nil {
+		query.Set("mark_read", strconv.FormatBool(*q.MarkRead))
+	}
+	path := "/api/v1/mail/inbox?" + query.Encode()
+	lat := make([]time.Duration, 0, b.cfg.InboxRequests)
+	var cpu0 time.Duration
+	for i := 0; i < b.cfg.InboxRequests+100; i++ {
+		if i == 100 {
+			cpu0 = processCPU()
+		}
+		start := time.Now()
+		status, body, err := raw.get(path)
+		if err != nil {
+			return 0, 0, err
+		}
+		if status != http.StatusOK || !bytes.Contains(body, []byte(`"mail_id"`)) {
+			return 0, 0, fmt.Errorf("inbox %s: status %d: %.200s", name, status, body)
+		}
+		if i >= 100 { // the first 100 warm caches
+			lat = append(lat, time.Since(start))
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	cpu := processCPU() - cpu0
+	b.logf("inbox %s: p50 %s p99 %s, process CPU %.0f µs per request", name, ms(pct(lat, 50)), ms(pct(lat, 99)),
+		float64(cpu.Microseconds())/float64(max(1, len(lat))))
+	return pct(lat, 50), pct(lat, 99), nil
 }
 
 func merge(parts [][]time.Duration) []time.Duration {

@@ -21,6 +21,7 @@ import (
 // concurrent use; each sender goroutine has its own.
 type rawSender struct {
 	addr   string
+	path   string
 	token  string
 	conn   net.Conn
 	br     *bufio.Reader
@@ -30,16 +31,21 @@ type rawSender struct {
 	buf    []byte
 }
 
-// newRawSender prepares POST path with bearer token; each send's body is
-// prefix + n + suffix, n given per call (a JSON body with a number in it).
+// newRawSender prepares POST path with bearer token (none when token is
+// ""); each send's body is prefix + n + suffix, n given per call (a JSON
+// body with a number in it).
 func newRawSender(gatewayURL, path, token string, prefix, suffix []byte) (*rawSender, error) {
 	addr := strings.TrimPrefix(gatewayURL, "http://")
 	if addr == gatewayURL {
 		return nil, fmt.Errorf("bench: the load generator speaks plain http, not %q", gatewayURL)
 	}
-	head := "POST " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + token +
-		"\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: "
-	return &rawSender{addr: addr, token: token, head: []byte(head), prefix: prefix, suffix: suffix}, nil
+	auth := ""
+	if token != "" {
+		auth = "Authorization: Bearer " + token + "\r\n"
+	}
+	head := "POST " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n" + auth +
+		"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: "
+	return &rawSender{addr: addr, path: path, token: token, head: []byte(head), prefix: prefix, suffix: suffix}, nil
 }
 
 // get sends GET pathAndQuery on the sender's connection and answers the
