@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/agentmail/agentmail/client"
@@ -64,20 +65,23 @@ func (b *Bridge) conversationOf(ctx context.Context, sessionID string) conversat
 
 // relayDelegation is rule (b) of the relay rules: the final text of a
 // turn started by an answer in a delegated session goes into the origin
-// session, to the person who opened it, as a relay bound to the received
-// mail (relay_key as B-5.2; the gateway keeps it to one per received mail
-// and charges no round). Nothing is relayed into the delegated session.
+// session, as a relay bound to the received mail (relay_key as B-5.2; the
+// gateway keeps it to one per received mail and charges no round), to
+// whoever opened the origin: its person, or, when the origin is itself a
+// delegated session (person -> A -> B -> C, this agent being B), the agent
+// that delegated it (A), whose bridge runs it as a turn of A's own origin
+// and relays in turn. So each level relays into its own origin and the
+// result climbs back to the person. Nothing is relayed into the delegated
+// session itself.
 func (b *Bridge) relayDelegation(ctx context.Context, in incoming, conv conversation, res TurnResult) {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID, "origin_session_id", conv.origin.SessionID)
 	if strings.TrimSpace(res.Text) == "" {
 		log.Info("no delegation relay: the turn ended without text (B-5.4)")
 		return
 	}
-	person := conv.origin.CreatedBy
-	if conv.origin.OriginSessionID != "" || person == "" || strings.EqualFold(person, b.AgentName()) {
-		// The origin was itself opened by an agent: its people are not
-		// known here, and agents never auto-reply to agents.
-		log.Info("no delegation relay: the origin session was not opened by a person", "created_by", person)
+	opener := conv.origin.CreatedBy
+	if opener == "" || strings.EqualFold(opener, b.AgentName()) {
+		log.Info("no delegation relay: the origin session was opened by this agent itself", "created_by", opener)
 		return
 	}
 	key := res.MessageID
@@ -85,13 +89,20 @@ func (b *Bridge) relayDelegation(ctx context.Context, in incoming, conv conversa
 		key = "turn:" + res.PlatformSessionID + ":" + in.MailID
 	}
 	resp, err := b.gw.SendMail(ctx, client.SendMailRequest{
-		To:       person + "@." + conv.origin.Alias,
+		To:       opener + "@." + conv.origin.Alias,
 		Subject:  replySubject(conv.origin.Subject),
 		Body:     res.Text,
 		ReplyTo:  in.MailID,
 		Relay:    client.RelaySummary,
 		RelayKey: key,
 	})
+	var ae *client.APIError
+	if errors.As(err, &ae) && ae.Body.Code == "relay_recipient" {
+		// The origin was opened by an agent outside any delegation: agents
+		// never auto-reply to agents.
+		log.Info("no delegation relay: the origin session was opened by an agent outside any delegation", "created_by", opener)
+		return
+	}
 	if err != nil {
 		log.Error("sending the delegation relay failed", "err", err)
 		return

@@ -43,7 +43,7 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		Subject: in.Subject, ReplyAddress: in.ReplyAddress, SelfAddress: in.SelfAddress, Workspace: ws.Dir,
 		Importance: in.Importance, AckRequired: in.AckRequired}
 	if conv.delegated() {
-		pin.DelegatedAlias = in.SessionAlias
+		pin.DelegatedAlias, pin.DelegatedOpener = in.SessionAlias, conv.origin.CreatedBy
 	}
 	prompt := BuildPrompt(pin)
 

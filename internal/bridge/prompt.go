@@ -22,6 +22,11 @@ type PromptInput struct {
 	// arrived in when it answers a delegation of this conversation
 	// (delegation.go), else "".
 	DelegatedAlias string
+	// DelegatedOpener is who opened this conversation and receives the
+	// turn's final message as the delegation relay: its person, or the
+	// agent that delegated it at a deeper level of a chain; "" reads "the
+	// person of this conversation".
+	DelegatedOpener string
 }
 
 // BuildPrompt is the user message of a mail-driven turn (B-3.4, B-3.5):
@@ -53,8 +58,8 @@ func BuildPrompt(in PromptInput) string {
 	}
 	if in.DelegatedAlias != "" {
 		fmt.Fprintf(&b, "This is %s's answer in session %q, which you opened from this conversation to delegate work to it. "+
-			"Continue the work it was for. Your final message of this turn is sent automatically to the person of this conversation. "+
-			"To write to %s again, call send_mail", in.From, in.DelegatedAlias, in.From)
+			"Continue the work it was for. Your final message of this turn is sent automatically to %s. "+
+			"To write to %s again, call send_mail", in.From, in.DelegatedAlias, delegationOpener(in.DelegatedOpener), in.From)
 		if in.ReplyAddress != "" {
 			fmt.Fprintf(&b, " to %s", in.ReplyAddress)
 		}
@@ -119,4 +124,12 @@ func nonEmpty(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// delegationOpener names who receives a delegation relay in the prompt.
+func delegationOpener(name string) string {
+	if name == "" {
+		return "the person of this conversation"
+	}
+	return name + ", who opened this conversation"
 }

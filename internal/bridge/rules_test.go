@@ -346,9 +346,9 @@ func TestBuildPrompt(t *testing.T) {
 	if !strings.Contains(a, "nothing is sent back automatically") || !strings.Contains(a, "send_mail to peer@/x.s with reply_to m2") {
 		t.Fatalf("agent prompt:\n%s", a)
 	}
-	d := BuildPrompt(PromptInput{MailID: "m3", From: "pi", FromIsAgent: true, ReplyAddress: "pi@/y.sub-t", DelegatedAlias: "sub-t"})
+	d := BuildPrompt(PromptInput{MailID: "m3", From: "pi", FromIsAgent: true, ReplyAddress: "pi@/y.sub-t", DelegatedAlias: "sub-t", DelegatedOpener: "alice"})
 	if strings.Contains(d, "nothing is sent back automatically") || !strings.Contains(d, `answer in session "sub-t"`) ||
-		!strings.Contains(d, "sent automatically to the person") || !strings.Contains(d, "send_mail to pi@/y.sub-t with reply_to m3") {
+		!strings.Contains(d, "sent automatically to alice, who opened this conversation") || !strings.Contains(d, "send_mail to pi@/y.sub-t with reply_to m3") {
 		t.Fatalf("delegation answer prompt:\n%s", d)
 	}
 }

@@ -223,3 +223,129 @@ func TestDelegationRelay(t *testing.T) {
 		ReplyTo: w.delegated.MailID, Relay: client.RelaySummary, RelayKey: "h1"})
 	wantCode(t, err, KindInvalid, "relay_other_session")
 }
+
+// TestDelegatedSessionSpendsItsOwnRounds is the budget rule of delegated
+// sessions: the mails in a delegated session use its own rounds (its
+// budget is the delegate's default_rounds, like any session the delegate
+// is the agent of), the origin is charged nothing, a spent delegated
+// budget refuses further mails there while the origin goes on, and the
+// delegation relay stays free.
+func TestDelegatedSessionSpendsItsOwnRounds(t *testing.T) {
+	w := newDelegationWorld(t)
+	e := w.e
+	row := func(id string) store.SessionRow {
+		r, err := e.svc.Read().GetSession(e.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	helperAgent, err := e.svc.Read().GetAgent(e.ctx, "helper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, d := row(w.origin.SessionID), row(w.delegated.SessionID)
+	if o.UsedRounds != 0 || d.UsedRounds != 2 || d.BudgetMax != helperAgent.DefaultRounds {
+		t.Fatalf("after bot's delegating mail and helper's answer: origin %d used, delegated %d/%d; want 0 and 2/%d",
+			o.UsedRounds, d.UsedRounds, d.BudgetMax, helperAgent.DefaultRounds)
+	}
+	budget := 2
+	if _, err := e.svc.UpdateSession(e.ctx, e.alice, w.delegated.SessionID, client.UpdateSessionRequest{BudgetMax: &budget}); err != nil {
+		t.Fatal(err)
+	}
+	_, bot := turnCtx(e, "bot", w.origin.SessionID)
+	_, err = e.svc.Send(w.botTurn, bot, client.SendMailRequest{To: "helper@/work/h." + w.delegated.SessionAlias,
+		ReplyTo: w.helperMail.MailID, Body: "and U?"})
+	wantCode(t, err, KindForbidden, "budget_exhausted")
+	if got := row(w.origin.SessionID).UsedRounds; got != 0 {
+		t.Fatalf("the origin was charged %d rounds for its delegated session", got)
+	}
+	// The delegation relay is free even with the delegated budget spent.
+	relay, err := e.svc.Send(e.ctx, e.bot, client.SendMailRequest{To: "alice@." + w.origin.SessionAlias, Body: "T = 42",
+		ReplyTo: w.helperMail.MailID, Relay: client.RelaySummary, RelayKey: "k-budget"})
+	if err != nil || relay.SessionID != w.origin.SessionID {
+		t.Fatalf("the delegation relay with the delegated budget spent = %+v, %v", relay, err)
+	}
+	// The origin goes on with its own budget.
+	if _, err := e.svc.Send(w.botTurn, bot, client.SendMailRequest{To: "alice@." + w.origin.SessionAlias, Subject: "more", Body: "more to come"}); err != nil {
+		t.Fatalf("bot writing in the origin with the delegated budget spent: %v", err)
+	}
+	if o, d := row(w.origin.SessionID).UsedRounds, row(w.delegated.SessionID).UsedRounds; o != 1 || d != 2 {
+		t.Fatalf("used rounds: origin %d, delegated %d; want 1 (bot's own mail there) and 2", o, d)
+	}
+}
+
+// TestDelegationChainRelaysEachLevel: alice -> bot -> helper -> third.
+// third answers helper in the second delegated session; helper's relay of
+// it lands in the first delegated session, to bot (the agent that
+// delegated it) and to nobody else, free and once; bot's relay of that
+// lands in the origin, to alice.
+func TestDelegationChainRelaysEachLevel(t *testing.T) {
+	w := newDelegationWorld(t)
+	e := w.e
+	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "third", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	third := &Principal{Kind: PrincipalAgent, Name: "third", AuthKind: AuthAgentKey}
+	hctx, hp := turnCtx(e, "helper", w.delegated.SessionID)
+	second, err := e.svc.Send(hctx, hp, client.SendMailRequest{To: "third@/work/t.new", Subject: "sub U", Body: "compute U"})
+	if err != nil || !second.NewSession {
+		t.Fatalf("helper's delegating send = %+v, %v", second, err)
+	}
+	answer, err := e.svc.Send(e.ctx, third, client.SendMailRequest{To: "helper@/work/h." + second.SessionAlias,
+		ReplyTo: second.MailID, Body: "U = 7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := func(id string) int {
+		r, err := e.svc.Read().GetSession(e.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.UsedRounds
+	}
+	d1, d2 := rounds(w.delegated.SessionID), rounds(second.SessionID)
+	relay := func(p *Principal, to, replyTo, key string) (*client.SendMailResponse, error) {
+		return e.svc.Send(e.ctx, p, client.SendMailRequest{To: to, Body: "FINAL U = 7", ReplyTo: replyTo,
+			Relay: client.RelaySummary, RelayKey: key})
+	}
+	// Only bot, the agent that delegated the first delegated session.
+	_, err = relay(hp, "third@."+w.delegated.SessionAlias, answer.MailID, "h0")
+	wantCode(t, err, KindInvalid, "relay_recipient")
+	_, err = relay(hp, "alice@."+w.delegated.SessionAlias, answer.MailID, "h0")
+	wantCode(t, err, KindInvalid, "relay_recipient")
+	up, err := relay(hp, "bot@."+w.delegated.SessionAlias, answer.MailID, "h1")
+	if err != nil || up.SessionID != w.delegated.SessionID {
+		t.Fatalf("helper's relay into its origin = %+v, %v", up, err)
+	}
+	in, err := e.svc.Inbox(e.ctx, e.bot, InboxQuery{Status: "all", Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *client.Mail
+	for i := range in.Mails {
+		if in.Mails[i].MailID == up.MailID {
+			got = &in.Mails[i]
+		}
+	}
+	if got == nil || got.Recipients[0].Workspace != "/work/proj" {
+		t.Fatalf("bot's copy of helper's relay = %+v; want it at bot's path /work/proj", got)
+	}
+	if a, b := rounds(w.delegated.SessionID), rounds(second.SessionID); a != d1 || b != d2 {
+		t.Fatalf("rounds after helper's relay: %d->%d, %d->%d; a delegation relay is free", d1, a, d2, b)
+	}
+	_, err = relay(hp, "bot@."+w.delegated.SessionAlias, answer.MailID, "h2")
+	wantCode(t, err, KindConflict, "relay_already_answered")
+	// bot relays helper's relay into the origin, to alice; never to helper.
+	_, err = relay(e.bot, "helper@."+w.origin.SessionAlias, up.MailID, "b0")
+	if err == nil {
+		t.Fatal("bot's relay to helper in the origin was accepted")
+	}
+	top, err := relay(e.bot, "alice@."+w.origin.SessionAlias, up.MailID, "b1")
+	if err != nil || top.SessionID != w.origin.SessionID {
+		t.Fatalf("bot's relay into the origin = %+v, %v", top, err)
+	}
+	if rounds(w.origin.SessionID) != 0 {
+		t.Fatal("the origin was charged a round for the relays")
+	}
+}

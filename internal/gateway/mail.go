@@ -357,7 +357,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			return nil, err
 		}
 		if spec.delegation {
-			if err := checkDelegationRecipients(sess, targets); err != nil { // relayrules.go
+			if err := checkDelegationRecipients(ctx, tx.Q, sess, targets); err != nil { // relayrules.go
 				return nil, err
 			}
 		}

@@ -94,10 +94,12 @@ func claimRelaySlot(ctx context.Context, tx *Tx, agent string, spec *sendSpec, a
 // isDelegationRelay is rule (b): a summary relay from p answering a mail
 // p received (parent) in a delegated session, addressed to that session's
 // origin (other), whose agent p is. It lands in the origin session, to its
-// people (checkRelayRecipients), takes the answer slot of the received
+// people or, at a deeper level of a chain, to the agent that delegated the
+// origin (checkDelegationRecipients), takes the answer slot of the received
 // mail (so at most one per received mail, 409 relay_already_answered for
-// a second) and uses no round (I-2). Nothing is relayed into the delegated
-// session itself: agents never auto-reply to agents.
+// a second) and uses no round (I-2): relays only travel up a chain that
+// is at most Config.DelegationDepth deep, one per received mail. Nothing
+// is relayed into the delegated session itself.
 func isDelegationRelay(ctx context.Context, q *store.Q, p *Principal, spec *sendSpec, parent *store.ViewedMail, other store.SessionRow) (bool, error) {
 	if spec.relay != client.RelaySummary || spec.mailType != client.MailTypeNormal || other.AgentName != p.Name {
 		return false, nil
@@ -109,16 +111,29 @@ func isDelegationRelay(ctx context.Context, q *store.Q, p *Principal, spec *send
 	return sess.OriginSessionID != "" && sess.OriginSessionID == other.SessionID, nil
 }
 
-// checkDelegationRecipients keeps a delegation relay towards people: each
-// recipient must be a person (400 relay_recipient naming the field), so
-// no agent is ever answered automatically.
-func checkDelegationRecipients(origin store.SessionRow, targets []target) error {
-	for _, t := range targets {
-		if t.kind != store.KindPerson {
-			return InvalidCode("relay_recipient", t.role,
-				fmt.Sprintf("%s is an agent; a delegation relay into session %q reaches its people only", t.addr.Name, origin.Alias),
-				"address the person of the origin session, or send a normal mail (it uses a round)")
+// checkDelegationRecipients keeps a delegation relay going up the chain
+// only: each recipient must be a person, or, when the origin session is
+// itself delegated (person -> A -> B -> C: B relays C's answer into the
+// session A opened), the agent that delegated it (the agent of the
+// origin's own origin), whose turn then relays into its own origin in
+// turn. Anyone else is a 400 relay_recipient naming the field, so no agent
+// is answered automatically outside its own delegation.
+func checkDelegationRecipients(ctx context.Context, q *store.Q, origin store.SessionRow, targets []target) error {
+	delegator := ""
+	if origin.OriginSessionID != "" {
+		up, err := q.GetSession(ctx, origin.OriginSessionID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
+		delegator = up.AgentName
+	}
+	for _, t := range targets {
+		if t.kind == store.KindPerson || (delegator != "" && t.kind == store.KindAgent && t.addr.Name == delegator) {
+			continue
+		}
+		return InvalidCode("relay_recipient", t.role,
+			fmt.Sprintf("%s is an agent; a delegation relay into session %q reaches its people, or the agent that delegated it", t.addr.Name, origin.Alias),
+			"address the person of the origin session (or the agent that opened it by delegation), or send a normal mail (it uses a round)")
 	}
 	return nil
 }
