@@ -140,9 +140,16 @@ func (c *Client) AdminGetAgentModels(ctx context.Context, name string) (*AgentDe
 
 // AdminSetAgentModels sets an agent's allowed models in priority order, or
 // removes the list with ModelsUnrestricted true
-// (PUT /api/v1/admin/agents/{name}/models, admins).
+// (PUT /api/v1/admin/agents/{name}/models, admins). It sends the
+// SetAllowedModelsRequest of req: the list alone (a nil list is sent as
+// missing: a 400), or models_unrestricted alone (with a non-empty list
+// too, which the gateway refuses).
 func (c *Client) AdminSetAgentModels(ctx context.Context, name string, req AllowedModels) (*AllowedModels, error) {
-	return putAs[AllowedModels](ctx, c, apiPath("/admin/agents/%s/models", name), req)
+	body := SetAllowedModelsRequest{ModelsUnrestricted: req.ModelsUnrestricted}
+	if req.AllowedModels != nil && (!req.ModelsUnrestricted || len(req.AllowedModels) > 0) {
+		body.AllowedModels = &req.AllowedModels
+	}
+	return putAs[AllowedModels](ctx, c, apiPath("/admin/agents/%s/models", name), body)
 }
 
 // AdminGetMail reads any mail by id (GET /api/v1/admin/mail/{id}, admins):

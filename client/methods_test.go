@@ -80,7 +80,7 @@ func methodCases() []methodCase {
 			method: "GET", path: "/api/v1/admin/agents/claude/models", out: &AgentDetail{Agent: *agent, Models: []Model{{Provider: "anthropic", Model: "opus"}}}},
 		{name: "AdminSetAgentModels", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.AdminSetAgentModels(ctx, "claude", AllowedModels{AllowedModels: []ModelRef{{Provider: "anthropic", Model: "opus"}}})
-		}, method: "PUT", path: "/api/v1/admin/agents/claude/models", in: AllowedModels{AllowedModels: []ModelRef{{Provider: "anthropic", Model: "opus"}}}, out: &AllowedModels{AllowedModels: []ModelRef{{Provider: "anthropic", Model: "opus"}}}},
+		}, method: "PUT", path: "/api/v1/admin/agents/claude/models", in: SetAllowedModelsRequest{AllowedModels: &[]ModelRef{{Provider: "anthropic", Model: "opus"}}}, out: &AllowedModels{AllowedModels: []ModelRef{{Provider: "anthropic", Model: "opus"}}}},
 		{name: "AdminGetMail", call: func(ctx context.Context, c *Client) (any, error) { return c.AdminGetMail(ctx, "m1") },
 			method: "GET", path: "/api/v1/admin/mail/m1", out: mail},
 

@@ -92,8 +92,8 @@ const (
 // CreateUserKeyRequest is the body of POST /api/v1/me/keys.
 // ExpiresAt is required when Lifecycle is "timed" and refused otherwise.
 type CreateUserKeyRequest struct {
-	Label     string     `json:"label"`
-	Lifecycle string     `json:"lifecycle" enum:",permanent,one_time,timed"` // "" means "permanent"
+	Label     string     `json:"label" in:"optional"`
+	Lifecycle string     `json:"lifecycle" in:"optional" enum:",permanent,one_time,timed"` // "" means "permanent"
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
@@ -104,7 +104,7 @@ type CreateAgentKeyRequest struct {
 	AgentName string     `json:"agent_name"`
 	KeyToken  string     `json:"key_token,omitempty"`
 	Label     string     `json:"label,omitempty"`
-	Lifecycle string     `json:"lifecycle" enum:",permanent,one_time,timed"` // "" means "permanent"
+	Lifecycle string     `json:"lifecycle" in:"optional" enum:",permanent,one_time,timed"` // "" means "permanent"
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
@@ -149,8 +149,8 @@ type User struct {
 // CreateUserRequest is the body of POST /api/v1/admin/users.
 type CreateUserRequest struct {
 	Username string `json:"username"`
-	Password string `json:"password"`                // at least 8 characters
-	Role     string `json:"role" enum:",admin,user"` // "" means "user"
+	Password string `json:"password"`                              // at least 8 characters
+	Role     string `json:"role" in:"optional" enum:",admin,user"` // "" means "user"
 }
 
 // UpdateUserRequest is the body of PATCH /api/v1/admin/users/{username};

@@ -1,20 +1,23 @@
 package client
 
-import "time"
+import (
+	"reflect"
+	"time"
+)
 
 // Workspace is one element of RegisterRequest.Workspaces (W-2: an object,
 // never a string).
 type Workspace struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
+	Name string `json:"name" in:"optional"` // a request sends a name or a path, or both
+	Path string `json:"path" in:"optional"`
 }
 
 // RegisterRequest is the body of POST /api/v1/agent/register (W-2). Name must
 // equal the agent name the key was registered for (or be empty).
 type RegisterRequest struct {
-	Name       string      `json:"name"`
-	Platform   string      `json:"platform"`
-	Workspaces []Workspace `json:"workspaces"`
+	Name       string      `json:"name" in:"optional"` // "" or the key's agent
+	Platform   string      `json:"platform" in:"optional"`
+	Workspaces []Workspace `json:"workspaces,omitempty"` // absent: none
 }
 
 // Agent describes an agent as people and admins see it.
@@ -67,7 +70,7 @@ type Model struct {
 
 // ModelRef names one allowed model; lists of it are in priority order.
 type ModelRef struct {
-	Provider string `json:"provider"`
+	Provider string `json:"provider" in:"optional"`
 	Model    string `json:"model"`
 }
 
@@ -100,12 +103,40 @@ type HeartbeatResponse struct {
 	ModelsUnrestricted     bool       `json:"models_unrestricted"`
 }
 
-// AllowedModels answers GET /api/v1/agent/models/allowed and is the body and
-// answer of PUT /api/v1/admin/agents/{name}/models. In the PUT, a null or
-// absent AllowedModels with ModelsUnrestricted true removes the list.
+// AllowedModels answers GET /api/v1/agent/models/allowed and PUT
+// /api/v1/admin/agents/{name}/models: the allowed models in priority
+// order, or ModelsUnrestricted true (and an empty list) when none is set.
+// The PUT's body is a SetAllowedModelsRequest.
 type AllowedModels struct {
 	AllowedModels      []ModelRef `json:"allowed_models"`
 	ModelsUnrestricted bool       `json:"models_unrestricted"`
+}
+
+// SetAllowedModelsRequest is the body of PUT
+// /api/v1/admin/agents/{name}/models, one of two shapes (W-3, D-3):
+// {"allowed_models": [...]} sets the list in priority order ([] allows
+// nothing; models_unrestricted, if sent, is false), or
+// {"models_unrestricted": true} removes it (allowed_models absent or
+// null). Anything else is a 400: both at once (even with []), neither, an
+// empty model, the same model twice.
+type SetAllowedModelsRequest struct {
+	AllowedModels      *[]ModelRef `json:"allowed_models,omitempty"`
+	ModelsUnrestricted bool        `json:"models_unrestricted,omitempty"`
+}
+
+// OpenAPIInputSchema describes the two shapes as a oneOf (the OpenAPI
+// document of internal/httpapi).
+func (SetAllowedModelsRequest) OpenAPIInputSchema(schemaOf func(reflect.Type) map[string]any) map[string]any {
+	list := schemaOf(reflect.TypeOf([]ModelRef{}))
+	return map[string]any{
+		"description": "Either the allowed models in priority order, or models_unrestricted true to remove the list.",
+		"oneOf": []any{
+			map[string]any{"title": "AllowedModelsList", "type": "object", "required": []any{"allowed_models"},
+				"properties": map[string]any{"allowed_models": list, "models_unrestricted": map[string]any{"type": "boolean", "const": false}}},
+			map[string]any{"title": "ModelsUnrestricted", "type": "object", "required": []any{"models_unrestricted"},
+				"properties": map[string]any{"allowed_models": map[string]any{"type": "null"}, "models_unrestricted": map[string]any{"type": "boolean", "const": true}}},
+		},
+	}
 }
 
 // CreateTurnTokenRequest is the body of POST /api/v1/agent/turn-tokens: the

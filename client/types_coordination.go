@@ -170,7 +170,7 @@ type ReservationList struct {
 // committed.
 type ReservationCheckRequest struct {
 	Workspace string   `json:"workspace" bounds:"maxLength=4096"`
-	Paths     []string `json:"paths" bounds:"maxItems=10000,maxLength=1024"`
+	Paths     []string `json:"paths,omitempty" bounds:"maxItems=10000,maxLength=1024"`
 }
 
 // MaxCheckPaths bounds the paths of one ReservationCheckRequest.

@@ -31,8 +31,8 @@ const (
 type SendMailRequest struct {
 	To            string   `json:"to"`
 	Cc            string   `json:"cc,omitempty"`
-	Subject       string   `json:"subject"`
-	Body          string   `json:"body"` // Markdown
+	Subject       string   `json:"subject" in:"optional"`
+	Body          string   `json:"body" in:"optional"` // Markdown
 	ReplyTo       string   `json:"reply_to,omitempty"`
 	SessionAlias  string   `json:"session_alias,omitempty"`
 	AttachmentIDs []string `json:"attachment_ids,omitempty"`

@@ -46,23 +46,70 @@ func badTimeField(dst any, raw []byte) string {
 	if json.Unmarshal(raw, &v) != nil {
 		return ""
 	}
-	return badTimeIn(reflect.TypeOf(dst), v, "")
+	return findInJSON(reflect.TypeOf(dst), v, "", func(t reflect.Type, v any) bool {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t != timeType || v == nil {
+			return false
+		}
+		s, ok := v.(string)
+		if !ok {
+			return true
+		}
+		_, err := time.Parse(time.RFC3339, s)
+		return err != nil
+	})
 }
 
-func badTimeIn(t reflect.Type, v any, path string) string {
-	if t == nil || v == nil {
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// nullField answers the JSON path of the first null in the body raw whose
+// field in dst's type (a pointer to the request type) cannot hold null: any
+// field that is not a pointer, an interface or a json.RawMessage ("body"
+// for a body that is null itself), or "" when there is none.
+// encoding/json would leave such a field unchanged, so the request would
+// mean what an absent field means while the document says null is not a
+// value of it (issue 19 item 5: the document is exact about what the
+// gateway accepts).
+func nullField(dst any, raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(dst)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v == nil && t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && t != rawMessageType {
+		return "body"
+	}
+	return findInJSON(t, v, "", func(t reflect.Type, v any) bool {
+		return v == nil && t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && t != rawMessageType
+	})
+}
+
+// findInJSON walks the decoded JSON value v along the Go type t it decodes
+// into (struct fields by their json names, case-insensitively as
+// encoding/json matches them; slice and array elements; map values) and
+// answers the path of the first value for which bad(type, value) holds,
+// or "". A time.Time is a leaf.
+func findInJSON(t reflect.Type, v any, path string, bad func(reflect.Type, any) bool) string {
+	if t == nil {
+		return ""
+	}
+	if path != "" && bad(t, v) {
+		return path
+	}
+	if v == nil {
 		return ""
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == timeType {
-		s, ok := v.(string)
-		if !ok {
-			return path
-		}
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
-			return path
+		if path == "" && bad(t, v) {
+			return "body"
 		}
 		return ""
 	}
@@ -80,7 +127,7 @@ func badTimeIn(t reflect.Type, v any, path string) string {
 				continue
 			}
 			if f.Anonymous && tag == "" {
-				if p := badTimeIn(f.Type, v, path); p != "" {
+				if p := findInJSON(f.Type, v, path, bad); p != "" {
 					return p
 				}
 				continue
@@ -90,7 +137,7 @@ func badTimeIn(t reflect.Type, v any, path string) string {
 			}
 			for k, fv := range m {
 				if strings.EqualFold(k, name) {
-					if p := badTimeIn(f.Type, fv, join(path, k)); p != "" {
+					if p := findInJSON(f.Type, fv, join(path, k), bad); p != "" {
 						return p
 					}
 				}
@@ -102,7 +149,7 @@ func badTimeIn(t reflect.Type, v any, path string) string {
 			return ""
 		}
 		for i, e := range list {
-			if p := badTimeIn(t.Elem(), e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+			if p := findInJSON(t.Elem(), e, fmt.Sprintf("%s[%d]", path, i), bad); p != "" {
 				return p
 			}
 		}
@@ -112,7 +159,7 @@ func badTimeIn(t reflect.Type, v any, path string) string {
 			return ""
 		}
 		for k, e := range m {
-			if p := badTimeIn(t.Elem(), e, join(path, k)); p != "" {
+			if p := findInJSON(t.Elem(), e, join(path, k), bad); p != "" {
 				return p
 			}
 		}

@@ -101,7 +101,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // otherwise be silently dropped), a wrong type is a 400 wrong_type naming
 // the field with the expected and actual JSON type (W-2; a time that is not
 // RFC 3339 too), malformed JSON is a 400 and a body over MaxJSONBody a 413
-// (field "body"). A string holding NUL (nul_character) or bytes that are
+// (field "body"). A null where the request type has no pointer (a string,
+// number, boolean, list or object) is a 400 wrong_type naming the field:
+// only fields the document marks nullable take null. A string holding NUL (nul_character) or bytes that are
 // not UTF-8 (invalid_utf8) is a 400 naming its field.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
@@ -118,6 +120,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if err == nil {
 		if dec.More() {
 			return gateway.InvalidCode("invalid_json", "", "the body holds more than one JSON value", "send exactly one JSON object")
+		}
+		if f := nullField(dst, raw); f != "" {
+			return gateway.InvalidCode("wrong_type", f, fmt.Sprintf("field %q cannot be null", f),
+				"send a value of the field's type, or leave the field out")
 		}
 		if f := nulField(dst); f != "" { // textcheck.go: PostgreSQL stores no NUL
 			return gateway.InvalidCode("nul_character", f, fmt.Sprintf("field %q contains a NUL character (U+0000), which cannot be stored", f),

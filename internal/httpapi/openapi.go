@@ -102,6 +102,15 @@ func BuildOpenAPI(routes []OpenAPIRoute, tags []OpenAPITag, errorBody any, event
 		declared[t.Name] = true
 	}
 	g := newOASchemaGen()
+	g.collectOutputs(reflect.TypeOf(errorBody))
+	for _, e := range events {
+		g.collectOutputs(reflect.TypeOf(e.Data))
+	}
+	for _, r := range routes {
+		if r.Response != nil {
+			g.collectOutputs(reflect.TypeOf(r.Response))
+		}
+	}
 	errRef := g.schemaFor(reflect.TypeOf(errorBody))
 	eventSchemas := map[string]any{}
 	for _, e := range events {
@@ -362,7 +371,7 @@ func (g *oaSchemaGen) operation(r OpenAPIRoute, method, path string, pathParams 
 		if ct == "" {
 			ct = "application/json"
 		}
-		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{ct: map[string]any{"schema": g.schemaFor(reflect.TypeOf(r.Request))}}}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{ct: map[string]any{"schema": g.inputSchemaFor(reflect.TypeOf(r.Request))}}}
 	}
 
 	status := r.Status
@@ -407,14 +416,92 @@ func (g *oaSchemaGen) operation(r OpenAPIRoute, method, path string, pathParams 
 
 // oaSchemaGen turns Go types into JSON Schemas (draft 2020-12, as OpenAPI
 // 3.1 uses), collecting named struct types as components.
+//
+// Request bodies are described in input mode (oaSchemaGen.input): a field
+// is required there exactly when the gateway refuses a body without it,
+// which a Go type says so: a field with omitempty (or omitzero), a field
+// tagged `in:"optional"`, and a boolean or number (absent reads as false
+// or 0, so a body without it means false or 0) are optional; every other
+// field is required. A named struct whose input schema differs from its
+// answer schema and that also appears in answers gets a second component
+// named <Type>Input; one only sent keeps its name. OpenAPIInputSchema
+// overrides the input schema of a type entirely (a oneOf, say).
 type oaSchemaGen struct {
 	components map[string]any
 	names      map[reflect.Type]string
 	taken      map[string]reflect.Type
+	input      bool
+	// outputs are the named structs reachable from answers, events and
+	// the error body.
+	outputs map[reflect.Type]bool
+	differs map[reflect.Type]bool
 }
 
+// OpenAPIInputSchemer is a request type whose input schema is not what
+// its fields say, for example one of two shapes: OpenAPIInputSchema
+// answers it, given a function answering the input schema of a Go type
+// (for the types it refers to).
+type OpenAPIInputSchemer interface {
+	OpenAPIInputSchema(schemaOf func(reflect.Type) map[string]any) map[string]any
+}
+
+var oaInputSchemerType = reflect.TypeOf((*OpenAPIInputSchemer)(nil)).Elem()
+
 func newOASchemaGen() *oaSchemaGen {
-	return &oaSchemaGen{components: map[string]any{}, names: map[reflect.Type]string{}, taken: map[string]reflect.Type{}}
+	return &oaSchemaGen{components: map[string]any{}, names: map[reflect.Type]string{}, taken: map[string]reflect.Type{},
+		outputs: map[reflect.Type]bool{}, differs: map[reflect.Type]bool{}}
+}
+
+// collectOutputs marks the named structs reachable from t as answers.
+func (g *oaSchemaGen) collectOutputs(t reflect.Type) {
+	for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct || t == oaTimeType || g.outputs[t] {
+		return
+	}
+	if t.Name() != "" {
+		g.outputs[t] = true
+	}
+	for _, f := range oaJSONFields(t) {
+		g.collectOutputs(f.typ)
+	}
+}
+
+// inputDiffers reports whether the input schema of t differs from its
+// answer schema: an override, a field optional only in input, or a field
+// whose type differs.
+func (g *oaSchemaGen) inputDiffers(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == oaTimeType {
+		return false
+	}
+	if d, ok := g.differs[t]; ok {
+		return d
+	}
+	g.differs[t] = false // against recursion
+	d := t.Implements(oaInputSchemerType)
+	for _, f := range oaJSONFields(t) {
+		if d {
+			break
+		}
+		d = (!f.omitempty && f.inputOptional) || g.inputDiffers(f.typ)
+	}
+	g.differs[t] = d
+	return d
+}
+
+// inputSchemaFor answers the input schema of t (a request body).
+func (g *oaSchemaGen) inputSchemaFor(t reflect.Type) map[string]any {
+	was := g.input
+	g.input = true
+	defer func() { g.input = was }()
+	return g.schemaFor(t)
 }
 
 var (
@@ -469,9 +556,16 @@ func (g *oaSchemaGen) schemaFor(t reflect.Type) map[string]any {
 			return g.structSchema(t)
 		}
 		name := g.componentName(t)
+		if g.input && g.inputDiffers(t) && g.outputs[t] {
+			name += "Input"
+		}
 		if _, done := g.components[name]; !done {
 			g.components[name] = map[string]any{} // placeholder against recursion
-			g.components[name] = g.structSchema(t)
+			if sc, ok := reflect.Zero(t).Interface().(OpenAPIInputSchemer); ok && g.input {
+				g.components[name] = sc.OpenAPIInputSchema(g.schemaFor)
+			} else {
+				g.components[name] = g.structSchema(t)
+			}
 		}
 		return map[string]any{"$ref": "#/components/schemas/" + name}
 	}
@@ -580,6 +674,9 @@ type oaJSONField struct {
 	depth     int
 	tagged    bool
 	order     int
+	// inputOptional: a request may leave the field out even without
+	// omitempty: it is tagged `in:"optional"`, or a boolean or number.
+	inputOptional bool
 }
 
 // structSchema describes a struct the way encoding/json encodes it:
@@ -604,7 +701,7 @@ func (g *oaSchemaGen) structSchema(t reflect.Type) map[string]any {
 			s = oaBounds(s, f.bounds)
 		}
 		props[f.name] = s
-		if !f.omitempty {
+		if !f.omitempty && !(g.input && f.inputOptional) {
 			required = append(required, f.name)
 		}
 	}
@@ -654,6 +751,14 @@ func oaJSONFields(t reflect.Type) []oaJSONField {
 				f.enum = strings.Split(e, ",")
 			}
 			f.bounds = sf.Tag.Get("bounds")
+			switch ft.Kind() {
+			case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+				f.inputOptional = true
+			}
+			if sf.Tag.Get("in") == "optional" {
+				f.inputOptional = true
+			}
 			order++
 			if f.name == "" {
 				f.name = sf.Name

@@ -183,7 +183,7 @@ export const api = {
     updateAgent: (name: string, body: T.UpdateAgentRequest) =>
       request<T.Agent>('PATCH', `/admin/agents/${enc(name)}`, body),
     agentModels: (name: string) => request<T.AgentDetail>('GET', `/admin/agents/${enc(name)}/models`),
-    setAgentModels: (name: string, body: T.AllowedModels) =>
+    setAgentModels: (name: string, body: T.SetAllowedModelsRequest) =>
       request<T.AllowedModels>('PUT', `/admin/agents/${enc(name)}/models`, body),
   },
 }

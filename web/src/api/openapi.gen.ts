@@ -2059,7 +2059,7 @@ export interface components {
             key_token?: string;
             label?: string;
             /** @enum {string} */
-            lifecycle: "" | "permanent" | "one_time" | "timed";
+            lifecycle?: "" | "permanent" | "one_time" | "timed";
         };
         CreateScheduleRequest: {
             body?: string;
@@ -2074,14 +2074,14 @@ export interface components {
         CreateUserKeyRequest: {
             /** Format: date-time */
             expires_at?: string | null;
-            label: string;
+            label?: string;
             /** @enum {string} */
-            lifecycle: "" | "permanent" | "one_time" | "timed";
+            lifecycle?: "" | "permanent" | "one_time" | "timed";
         };
         CreateUserRequest: {
             password: string;
             /** @enum {string} */
-            role: "" | "admin" | "user";
+            role?: "" | "admin" | "user";
             username: string;
         };
         CreatedKey: {
@@ -2151,7 +2151,7 @@ export interface components {
         };
         HeartbeatRequest: {
             models?: components["schemas"]["Model"][] | null;
-            platform_sessions?: components["schemas"]["PlatformSession"][] | null;
+            platform_sessions?: components["schemas"]["PlatformSessionInput"][] | null;
         };
         HeartbeatResponse: {
             allowed_models: components["schemas"]["ModelRef"][];
@@ -2277,6 +2277,10 @@ export interface components {
             model: string;
             provider: string;
         };
+        ModelRefInput: {
+            model: string;
+            provider?: string;
+        };
         NewMailEvent: {
             ack_required?: boolean;
             /** Format: date-time */
@@ -2377,6 +2381,15 @@ export interface components {
             updated_at?: string | null;
             workspace: string;
         };
+        PlatformSessionInput: {
+            mail_driven?: boolean;
+            platform_id: string;
+            slug: string;
+            title?: string;
+            /** Format: date-time */
+            updated_at?: string | null;
+            workspace: string;
+        };
         Recipient: {
             address: string;
             /** @enum {string} */
@@ -2387,9 +2400,9 @@ export interface components {
             workspace?: string;
         };
         RegisterRequest: {
-            name: string;
-            platform: string;
-            workspaces: components["schemas"]["Workspace"][];
+            name?: string;
+            platform?: string;
+            workspaces?: components["schemas"]["Workspace"][];
         };
         Reservation: {
             /** Format: date-time */
@@ -2414,7 +2427,7 @@ export interface components {
             workspace: string;
         };
         ReservationCheckRequest: {
-            paths: string[];
+            paths?: string[];
             workspace: string;
         };
         ReservationConflict: {
@@ -2488,6 +2501,31 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        RunInput: {
+            agent_name?: string;
+            attempt?: number;
+            /** Format: int64 */
+            bytes_read?: number;
+            /** Format: int64 */
+            duration_ms?: number;
+            /** Format: date-time */
+            ended_at?: string | null;
+            error?: string;
+            exit_code?: number | null;
+            mail_id?: string;
+            model?: string;
+            pid?: number;
+            run_id?: string;
+            session_id: string;
+            /** Format: date-time */
+            started_at?: string;
+            /** @enum {string} */
+            state: "running" | "idle" | "finished" | "failed";
+            stop_reason?: string;
+            unparsed_lines?: number;
+            /** Format: date-time */
+            updated_at?: string;
+        };
         RunList: {
             runs: components["schemas"]["Run"][];
         };
@@ -2517,7 +2555,7 @@ export interface components {
             ack_required?: boolean;
             ack_within_minutes?: number;
             attachment_ids?: string[];
-            body: string;
+            body?: string;
             cc?: string;
             /** @enum {string} */
             importance?: "low" | "normal" | "high" | "urgent";
@@ -2527,7 +2565,7 @@ export interface components {
             reply_to?: string;
             round_budget?: number | null;
             session_alias?: string;
-            subject: string;
+            subject?: string;
             to: string;
             translations?: components["schemas"]["MailTranslation"][];
         };
@@ -2571,6 +2609,16 @@ export interface components {
         SessionList: {
             next_cursor?: string;
             sessions: components["schemas"]["Session"][];
+        };
+        /** @description Either the allowed models in priority order, or models_unrestricted true to remove the list. */
+        SetAllowedModelsRequest: {
+            allowed_models: components["schemas"]["ModelRefInput"][];
+            /** @constant */
+            models_unrestricted?: false;
+        } | {
+            allowed_models?: null;
+            /** @constant */
+            models_unrestricted: true;
         };
         Suggestion: {
             address: string;
@@ -2665,8 +2713,8 @@ export interface components {
             token?: string;
         };
         Workspace: {
-            name: string;
-            path: string;
+            name?: string;
+            path?: string;
         };
     };
     responses: never;
@@ -3532,7 +3580,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AllowedModels"];
+                "application/json": components["schemas"]["SetAllowedModelsRequest"];
             };
         };
         responses: {
@@ -11457,7 +11505,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Run"];
+                "application/json": components["schemas"]["RunInput"];
             };
         };
         responses: {

@@ -41,6 +41,7 @@ export type PlatformSession = Schemas['PlatformSession']
 export type AgentDetail = Schemas['AgentDetail']
 export type UpdateAgentRequest = Schemas['UpdateAgentRequest']
 export type AllowedModels = Schemas['AllowedModels']
+export type SetAllowedModelsRequest = Schemas['SetAllowedModelsRequest']
 
 export type MailType = Schemas['Mail']['mail_type']
 export type SendMailRequest = Schemas['SendMailRequest']

@@ -376,7 +376,7 @@ function ModelsEditor({ name }: { name: string }) {
   }
   const save = async () => {
     try {
-      const r = await api.admin.setAgentModels(name, unr ? { allowed_models: [], models_unrestricted: true } : { allowed_models: items, models_unrestricted: false })
+      const r = await api.admin.setAgentModels(name, unr ? { models_unrestricted: true } : { allowed_models: items })
       setList(list(r.allowed_models))
       setUnrestricted(r.models_unrestricted)
       notify(t('admin.modelsSaved'))
