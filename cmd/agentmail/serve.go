@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/httpapi"
+	"github.com/agentmail/agentmail/internal/store"
 	"github.com/agentmail/agentmail/internal/webui"
 )
 
@@ -24,6 +25,7 @@ import (
 // environment variable.
 var serveFlags struct {
 	addr, dataDir, databaseURL, adminUser, adminPassword, logLevel string
+	sqliteSynchronous                                              string
 	secureCookies                                                  bool
 	// The caps of docs/API.md "Limits" (issue 12).
 	maxPendingPermissions, maxStreamsPerKey int
@@ -80,7 +82,7 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		app, err := httpapi.Start(ctx, httpapi.AppConfig{
-			Addr: serveFlags.addr, DataDir: serveFlags.dataDir, DatabaseURL: serveFlags.databaseURL,
+			Addr: serveFlags.addr, DataDir: serveFlags.dataDir, DatabaseURL: serveFlags.databaseURL, SQLiteSynchronous: serveFlags.sqliteSynchronous,
 			AdminUser: serveFlags.adminUser, AdminPassword: serveFlags.adminPassword,
 			OnGeneratedPassword: func(user, password string) {
 				fmt.Fprintf(os.Stderr, "\n  First start: admin account %q created with password\n\n      %s\n\n"+
@@ -128,6 +130,8 @@ func init() {
 	f := serveCmd.Flags()
 	f.StringVar(&serveFlags.addr, "addr", serveEnv("AGENTMAIL_ADDR", "127.0.0.1:8180"), "listen address (AGENTMAIL_ADDR)")
 	f.StringVar(&serveFlags.dataDir, "data-dir", serveEnv("AGENTMAIL_DATA_DIR", "./data"), "data directory (AGENTMAIL_DATA_DIR)")
+	f.StringVar(&serveFlags.sqliteSynchronous, "sqlite-synchronous", serveEnv("AGENTMAIL_SQLITE_SYNCHRONOUS", store.SyncFull),
+		"SQLite durability (AGENTMAIL_SQLITE_SYNCHRONOUS): full (an answered mail survives a power loss) or normal (survives a killed process, not a power loss; faster)")
 	f.StringVar(&serveFlags.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "sqlite:///path or postgres://... (DATABASE_URL); empty: <data-dir>/agentmail.db")
 	f.StringVar(&serveFlags.adminUser, "admin-user", serveEnv("ADMIN_USER", "admin"), "first admin's name (ADMIN_USER)")
 	f.StringVar(&serveFlags.adminPassword, "admin-password", os.Getenv("ADMIN_PASSWORD"), "first admin's password (ADMIN_PASSWORD); empty: generated and printed once")

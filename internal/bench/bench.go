@@ -111,6 +111,13 @@ type Config struct {
 	// "sweep", "sse", "inbox"; empty runs all four (sweep only when
 	// SenderSweep is set).
 	Phases []string
+	// SQLiteSynchronous is the gateway's store.Options.Synchronous
+	// ("" = full).
+	SQLiteSynchronous string
+	// StatementTimes, when set, counts and times the gateway's statements
+	// during each send measurement and reports them per mail
+	// (store.TraceStatements).
+	StatementTimes bool
 	// Progress receives one line per step (nil: discarded).
 	Progress io.Writer
 }
@@ -248,12 +255,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer dropDB()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	app, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: dir, DatabaseURL: dbURL, AdminUser: "admin",
+	app, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: dir, DatabaseURL: dbURL, SQLiteSynchronous: cfg.SQLiteSynchronous, AdminUser: "admin",
 		AdminPassword: benchPassword, Log: quiet})
 	if err != nil {
 		return nil, err
 	}
 	rep.Machine += ", " + databaseName(ctx, app)
+	if sync := app.Store.Synchronous(); sync != "" {
+		rep.Machine += " (WAL, synchronous=" + sync + ")"
+	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -398,13 +408,44 @@ func (b *runner) measure(ctx context.Context, kind string, n int) (loopResult, e
 		return loopResult{}, err
 	}
 	defer closeAll(senders)
+	var stats *store.StatementStats
+	if b.cfg.StatementTimes && kind != kindPeer {
+		stats = store.TraceStatements()
+		defer store.StopTracingStatements()
+	}
 	r, err := runLoop(senders, b.cfg.Warmup, b.cfg.SendDuration)
 	if err != nil {
 		return r, fmt.Errorf("%s sends, %d senders: %w", kind, n, err)
 	}
+	if stats != nil {
+		b.statementTable(kind, n, stats, r.Mails)
+	}
 	b.logf("send: %s, %d senders: %d mails, %.0f/s, p50 %s p99 %s, %.0f µs CPU per mail", kind, n, r.Mails, r.Rate(),
 		ms(r.P(50)), ms(r.P(99)), float64(r.CPUPerMail().Nanoseconds())/1000)
 	return r, nil
+}
+
+// statementTable logs the statements of one measurement, per mail: how
+// many ran and the time spent in them (warm-up included in the counts, so
+// per-mail figures are a little high).
+func (b *runner) statementTable(kind string, n int, stats *store.StatementStats, mails int) {
+	top := stats.Top()
+	var count int
+	var total time.Duration
+	for _, st := range top {
+		count += st.Count
+		total += st.Total
+	}
+	b.logf("statements, %s sends, %d senders: %d statements, %s in them (all counted from the warm-up on; about %d mails)",
+		kind, n, count, total.Round(time.Millisecond), mails)
+	for _, st := range top {
+		q := st.Query
+		if len(q) > 110 {
+			q = q[:110] + "…"
+		}
+		b.logf("  %8d  %9s  %6.1f µs each  %s", st.Count, st.Total.Round(time.Millisecond),
+			float64(st.Total.Nanoseconds())/1000/float64(max(1, st.Count)), q)
+	}
 }
 
 // kinds answers the sender kinds measured: agent, person, and the peer

@@ -366,7 +366,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	// Budget: an agent's own mail uses one round; relays use none (I-2),
 	// except a summary answering another agent's mail (relayrules.go).
 	if p.IsAgent() && (spec.relay == "" || relayUsesRound(spec, parent)) {
-		ok, err := tx.UseRound(ctx, sess.SessionID)
+		ok, err := tx.UseRound(ctx, sess.SessionID, tx.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -379,6 +379,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 				"tell the person; they can raise the budget or reset the used rounds of this session")
 		}
 		sess.UsedRounds++
+		sess.LastActivity = tx.Now // UseRound moved it
 	}
 
 	// Parties and their paths in the session.

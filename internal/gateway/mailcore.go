@@ -153,8 +153,13 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 	if err := storeAcks(ctx, tx, out); err != nil { // acks.go
 		return nil, err
 	}
-	if err := tx.TouchSession(ctx, sess.SessionID, now); err != nil {
-		return nil, err
+	// The session's last activity moves to now, unless the caller's
+	// UseRound already moved it in this transaction (the session row
+	// then says now).
+	if !sess.LastActivity.Equal(now) {
+		if err := tx.TouchSession(ctx, sess.SessionID, now); err != nil {
+			return nil, err
+		}
 	}
 	out.Session.LastActivity = now
 	if nm.From.Kind == store.KindAgent {

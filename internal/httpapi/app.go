@@ -25,6 +25,9 @@ type AppConfig struct {
 	// DataDir and DatabaseURL select the database (see store.Options).
 	DataDir     string
 	DatabaseURL string
+	// SQLiteSynchronous is store.Options.Synchronous: "full" (default) or
+	// "normal" (AGENTMAIL_SQLITE_SYNCHRONOUS).
+	SQLiteSynchronous string
 	// AdminUser and AdminPassword create the first admin on first start;
 	// an empty password is generated and handed to OnGeneratedPassword.
 	AdminUser     string
@@ -84,7 +87,7 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	st, err := store.Open(ctx, store.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL})
+	st, err := store.Open(ctx, store.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Synchronous: cfg.SQLiteSynchronous})
 	if err != nil {
 		ln.Close()
 		return nil, err

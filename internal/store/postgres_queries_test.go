@@ -353,9 +353,18 @@ func TestQueriesSessions(t *testing.T) {
 	}
 	write(t, f.st, func(ctx context.Context, q *store.Q) error {
 		for i, want := range []bool{true, true, false} { // budget_max 2
-			ok, err := q.UseRound(ctx, id)
+			at := time.UnixMilli(int64(5_000_000 + i)).UTC()
+			ok, err := q.UseRound(ctx, id, at)
 			if err != nil || ok != want {
 				t.Fatalf("UseRound #%d = %v %v", i, ok, err)
+			}
+			// A used round moves the last activity; a refused one changes nothing.
+			wantAt := at
+			if !want {
+				wantAt = time.UnixMilli(5_000_001).UTC()
+			}
+			if s, err := q.GetSession(ctx, id); err != nil || !s.LastActivity.Equal(wantAt) {
+				t.Fatalf("after UseRound #%d: last activity %v, want %v (%v)", i, s.LastActivity, wantAt, err)
 			}
 		}
 		must(t, q.SetSessionAlias(ctx, id, "leak", store.AliasManual))

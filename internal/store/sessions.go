@@ -195,12 +195,14 @@ func (q *Q) SetPlatformSessionID(ctx context.Context, id, platformID string) err
 	return err
 }
 
-// UseRound takes one round of the session's budget. It answers false, and
-// changes nothing, when the budget is spent; the condition is in the UPDATE,
-// so concurrent senders cannot overdraw it.
-func (q *Q) UseRound(ctx context.Context, id string) (bool, error) {
-	res, err := q.Exec(ctx, `UPDATE mail_sessions SET used_rounds = used_rounds + 1
-		WHERE session_id = ? AND (budget_max = 0 OR used_rounds < budget_max)`, id)
+// UseRound takes one round of the session's budget and moves its last
+// activity to now (the mail that uses the round is the activity: one
+// UPDATE instead of two, see TouchSession). It answers false, and changes
+// nothing, when the budget is spent; the condition is in the UPDATE, so
+// concurrent senders cannot overdraw it.
+func (q *Q) UseRound(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := q.Exec(ctx, `UPDATE mail_sessions SET used_rounds = used_rounds + 1, last_activity = ?
+		WHERE session_id = ? AND (budget_max = 0 OR used_rounds < budget_max)`, Millis(now), id)
 	if err != nil {
 		return false, err
 	}

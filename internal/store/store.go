@@ -52,6 +52,7 @@ type Store struct {
 	ckpt           *checkpointer // background WAL checkpoints (SQLite, checkpoint.go)
 	batch          writeBatcher
 	pgURL          string // PostgreSQL connection URL, "" for SQLite (postgres.go)
+	sync           string // SQLite PRAGMA synchronous: "FULL" or "NORMAL"
 	closeMu        sync.Once
 }
 
@@ -67,6 +68,39 @@ type Options struct {
 	DataDir     string
 	// ReadConns bounds the reader pool; default 8.
 	ReadConns int
+	// Synchronous is SQLite's durability (AGENTMAIL_SQLITE_SYNCHRONOUS):
+	// SyncFull (the default, "" too) or SyncNormal; see SQLiteSynchronous.
+	// PostgreSQL ignores it (its own synchronous_commit rules there).
+	Synchronous string
+}
+
+// SQLite durability settings (Options.Synchronous), both in WAL mode:
+//
+//   - SyncFull: every commit waits for the fsync of the WAL, so a mail that
+//     was answered survives a power loss or an operating-system crash as
+//     well as a killed process. Group commit (writebatch.go) makes one
+//     fsync serve every write of a batch, and each answer waits for its
+//     batch's fsync.
+//   - SyncNormal: the WAL is fsynced at checkpoints only. A killed gateway
+//     loses nothing it answered (the WAL is in the operating system's page
+//     cache), but a power loss or kernel crash can lose the last answered
+//     commits (never corrupt the database).
+const (
+	SyncFull   = "full"
+	SyncNormal = "normal"
+)
+
+// SQLiteSynchronous checks an Options.Synchronous value and answers the
+// PRAGMA synchronous level ("FULL" or "NORMAL"); "" is SyncFull.
+func SQLiteSynchronous(v string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", SyncFull:
+		return "FULL", nil
+	case SyncNormal:
+		return "NORMAL", nil
+	default:
+		return "", fmt.Errorf("store: AGENTMAIL_SQLITE_SYNCHRONOUS=%q: use %q (the default: durable on power loss) or %q (durable when the process is killed, not on power loss)", v, SyncFull, SyncNormal)
+	}
 }
 
 // Open opens (creating if needed) the database, takes the data directory
@@ -82,6 +116,10 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	sync, err := SQLiteSynchronous(opt.Synchronous)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create data directory: %w", err)
 	}
@@ -89,10 +127,10 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dialect: SQLite{}, lock: lock, path: path}
+	s := &Store{dialect: SQLite{}, lock: lock, path: path, sync: sync}
 	dsn := func(extra string) string {
 		return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_time_format=sqlite" + extra
+			"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_time_format=sqlite" + extra
 	}
 	s.writer, err = sql.Open("sqlite", dsn("&_txlock=immediate"+
 		"&_pragma=wal_autocheckpoint("+strconv.Itoa(writerAutoCheckpoint)+")"))
@@ -202,6 +240,10 @@ func (s *Store) Close() error {
 // Dialect answers the store's dialect.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
+// Synchronous answers SQLite's PRAGMA synchronous level in force ("FULL"
+// or "NORMAL"), "" for PostgreSQL.
+func (s *Store) Synchronous() string { return s.sync }
+
 // Path answers the SQLite file path ("" for PostgreSQL).
 func (s *Store) Path() string { return s.path }
 
@@ -259,6 +301,9 @@ func (q *Q) Dialect() Dialect { return q.d }
 
 // Exec runs a statement with `?` placeholders.
 func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if t, t0 := traceStart(); t != nil {
+		defer func() { t.add(query, time.Since(t0)) }()
+	}
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}
@@ -270,6 +315,9 @@ func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, er
 
 // Query runs a query with `?` placeholders.
 func (q *Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if t, t0 := traceStart(); t != nil {
+		defer func() { t.add(query, time.Since(t0)) }()
+	}
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}
@@ -281,6 +329,9 @@ func (q *Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, er
 
 // QueryRow runs a single-row query with `?` placeholders.
 func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if t, t0 := traceStart(); t != nil {
+		defer func() { t.add(query, time.Since(t0)) }()
+	}
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}

@@ -203,3 +203,32 @@ func TestWriteAfterCloseFails(t *testing.T) {
 		t.Fatalf("Write after Close = %v", err)
 	}
 }
+
+// TestSQLiteSynchronousIsFullByDefault checks the durability setting the
+// writer connection really runs with: FULL unless NORMAL is asked for,
+// and an unknown value is refused naming the variable.
+func TestSQLiteSynchronousIsFullByDefault(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		opt  string
+		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{"", 2}, {"full", 2}, {"NORMAL", 1}} {
+		st, err := Open(ctx, Options{DataDir: t.TempDir(), Synchronous: c.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		if err := st.Write(ctx, func(q *Q) error {
+			return q.QueryRow(ctx, `PRAGMA synchronous`).Scan(&got)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		if got != c.want {
+			t.Errorf("Synchronous %q: writer runs PRAGMA synchronous=%d, want %d", c.opt, got, c.want)
+		}
+	}
+	if _, err := Open(ctx, Options{DataDir: t.TempDir(), Synchronous: "off"}); err == nil || !strings.Contains(err.Error(), "AGENTMAIL_SQLITE_SYNCHRONOUS") {
+		t.Errorf("Synchronous off: %v, want a refusal naming AGENTMAIL_SQLITE_SYNCHRONOUS", err)
+	}
+}

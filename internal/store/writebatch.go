@@ -202,6 +202,9 @@ func (w *writeTx) exec(ctx context.Context, query string) error {
 }
 
 func (w *writeTx) commit(ctx context.Context) error {
+	if t, t0 := traceStart(); t != nil {
+		defer func() { t.add("COMMIT", time.Since(t0)) }()
+	}
 	if w.sqltx != nil {
 		return w.sqltx.Commit()
 	}
