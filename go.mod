@@ -30,7 +30,11 @@ require (
 	github.com/gorilla/css v1.0.1 // indirect
 )
 
-require github.com/bmatcuk/doublestar/v4 v4.10.4
+require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/coder/acp-go-sdk v0.13.0
+	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -18,11 +18,15 @@ PINS=(
   "claude   @anthropic-ai/claude-code        2.1.328         claude"
   "opencode opencode-ai                      1.18.33         opencode"
   "pi       @mariozechner/pi-coding-agent    0.73.1          pi"
+  "claude-agent-acp @zed-industries/claude-agent-acp 0.23.1  claude-agent-acp"
+  "qwen     @qwen-code/qwen-code             0.24.4          qwen"
+  "gemini   @google/gemini-cli               0.61.0          gemini"
+  "codex-acp @zed-industries/codex-acp       0.16.0          codex-acp"
 )
 
 want=("$@")
 if [ ${#want[@]} -eq 0 ]; then
-  want=(claude opencode pi)
+  want=(claude opencode pi claude-agent-acp qwen gemini codex-acp)
 fi
 
 command -v npm >/dev/null 2>&1 || { echo "install-platforms: npm is required (apt-get install nodejs npm)" >&2; exit 1; }
@@ -56,7 +60,7 @@ for name in "${want[@]}"; do
     fi
   done
   if [ -z "$found" ]; then
-    echo "install-platforms: unknown platform '$name' (known: claude, opencode, pi)" >&2
+    echo "install-platforms: unknown platform '$name' (known: claude, opencode, pi, claude-agent-acp, qwen, gemini, codex-acp)" >&2
     exit 2
   fi
 done

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/bridge"
+	"github.com/agentmail/agentmail/internal/bridge/acp"
 	"github.com/agentmail/agentmail/internal/bridge/claude"
 	"github.com/agentmail/agentmail/internal/bridge/opencode"
 	"github.com/agentmail/agentmail/internal/bridge/pi"
@@ -21,10 +22,11 @@ import (
 
 // bridgePlatform is one entry of the platform registry: the executable's
 // command name (looked up in PATH unless AGENTMAIL_<NAME>_BIN is set; ""
-// when the platform needs none) and the adapter constructor.
+// when the platform needs none) and the adapter constructor, which reads
+// its own settings through getenv (a bad one is a usage error, exit 2).
 type bridgePlatform struct {
 	command string
-	adapter func() bridge.Adapter
+	adapter func(getenv func(string) string) (bridge.Adapter, error)
 	// attachEnv names the variable that points the adapter at an already
 	// running platform server; when it is set no executable is needed.
 	attachEnv string
@@ -33,9 +35,24 @@ type bridgePlatform struct {
 // bridgePlatforms maps --platform names to adapters. Adding a platform is
 // one line here.
 var bridgePlatforms = map[string]bridgePlatform{
-	claude.Name:   {command: "claude", adapter: func() bridge.Adapter { return claude.New(claude.Options{}) }},
-	opencode.Name: {command: "opencode", attachEnv: opencode.EnvURL, adapter: func() bridge.Adapter { return opencode.New(opencode.Options{}) }},
-	pi.Name:       {command: "pi", adapter: func() bridge.Adapter { return pi.New(pi.Options{}) }},
+	claude.Name:   {command: "claude", adapter: func(func(string) string) (bridge.Adapter, error) { return claude.New(claude.Options{}), nil }},
+	opencode.Name: {command: "opencode", attachEnv: opencode.EnvURL, adapter: func(func(string) string) (bridge.Adapter, error) { return opencode.New(opencode.Options{}), nil }},
+	pi.Name:       {command: "pi", adapter: func(func(string) string) (bridge.Adapter, error) { return pi.New(pi.Options{}), nil }},
+	acp.Name:      {adapter: acpAdapter},
+}
+
+// acpAdapter builds the ACP adapter from --acp-command, else AGENTMAIL_ACP_COMMAND,
+// and AGENTMAIL_ACP_AUTH_METHOD.
+func acpAdapter(getenv func(string) string) (bridge.Adapter, error) {
+	line := bridgeFlags.acpCommand
+	if strings.TrimSpace(line) == "" {
+		line = getenv(acp.EnvCommand)
+	}
+	argv, err := acp.ParseCommand(line)
+	if err != nil {
+		return nil, err
+	}
+	return acp.New(acp.Options{Command: argv, AuthMethod: strings.TrimSpace(getenv(acp.EnvAuthMethod))}), nil
 }
 
 // platformNames lists the registered platforms, sorted.
@@ -49,9 +66,10 @@ func platformNames() []string {
 }
 
 var bridgeFlags struct {
-	platform string
-	maxTurns int
-	logLevel string
+	platform   string
+	acpCommand string
+	maxTurns   int
+	logLevel   string
 }
 
 // bridgeCmd is `agentmail bridge --platform NAME`: the bridge core of seed
@@ -81,6 +99,10 @@ Environment:
   AGENTMAIL_<PLATFORM>_BIN   the platform executable (else found in PATH), e.g.
                              AGENTMAIL_CLAUDE_BIN
                              (AGENTMAIL_OPENCODE_BIN, AGENTMAIL_PI_BIN)
+  AGENTMAIL_ACP_COMMAND      with --platform acp and no --acp-command: the ACP
+                             agent's command line, e.g. 'opencode acp', 'qwen --acp'
+  AGENTMAIL_ACP_AUTH_METHOD  with --platform acp: the agent's login method id sent
+                             with authenticate when the agent asks for a login
 The platform process inherits this environment (ANTHROPIC_BASE_URL and the like).
 
 Exit codes: 0 stopped by a signal, 1 error, 2 usage (unknown --platform, bad
@@ -100,6 +122,7 @@ flag or argument).`,
 
 func init() {
 	bridgeCmd.Flags().StringVar(&bridgeFlags.platform, "platform", "", "agent platform: "+strings.Join(platformNames(), ", "))
+	bridgeCmd.Flags().StringVar(&bridgeFlags.acpCommand, "acp-command", "", "with --platform acp: the ACP agent's command line, e.g. 'opencode acp' (else "+acp.EnvCommand+")")
 	bridgeCmd.Flags().IntVar(&bridgeFlags.maxTurns, "max-turns", bridge.DefaultMaxTurns, "turns running at once (one per directory at a time)")
 	bridgeCmd.Flags().StringVar(&bridgeFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	rootCmd.AddCommand(bridgeCmd)
@@ -118,6 +141,10 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 	p, ok := bridgePlatforms[bridgeFlags.platform]
 	if !ok {
 		return usagef("--platform %q: use one of %s", bridgeFlags.platform, strings.Join(platformNames(), ", ")) // exit 2
+	}
+	adapter, err := p.adapter(getenv)
+	if err != nil {
+		return usagef("--platform %s: %w", bridgeFlags.platform, err) // exit 2
 	}
 	settings, err := bridge.LoadSettings(getenv)
 	if err != nil {
@@ -169,7 +196,7 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 	}
 	c := client.New(settings.GatewayURL, client.WithToken(key), client.WithUserAgent("agentmail-bridge/"+bridgeFlags.platform))
 	b, err := bridge.New(bridge.Config{
-		Adapter:    p.adapter(),
+		Adapter:    adapter,
 		Gateway:    c,
 		Subscribe:  streamSubscriber(c),
 		Settings:   settings,

@@ -9,12 +9,15 @@ import (
 // document: an unknown platform, a bad flag value, an unknown flag, a stray
 // argument, an unknown command. Other failures keep their own status.
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Setenv("AGENTMAIL_ACP_COMMAND", "")
 	cases := []struct {
 		args []string
 		want string // part of the message
 	}{
-		{[]string{"bridge", "--platform", "nosuch"}, `--platform "nosuch": use one of claude, opencode, pi`},
+		{[]string{"bridge", "--platform", "nosuch"}, `--platform "nosuch": use one of acp, claude, opencode, pi`},
 		{[]string{"bridge", "--platform", "claude", "--log-level", "loud"}, "--log-level"},
+		{[]string{"bridge", "--platform", "acp", "--log-level", "info"}, "--acp-command '<agent command line>' or set AGENTMAIL_ACP_COMMAND"},
+		{[]string{"bridge", "--platform", "acp", "--log-level", "info", "--acp-command", "opencode 'acp"}, "the ACP command"},
 		{[]string{"bridge", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"bridge", "--max-turns", "many"}, "--max-turns"},
 		{[]string{"bridge", "stray"}, "stray"},
@@ -32,6 +35,6 @@ func TestUsageErrorsExit2(t *testing.T) {
 			t.Errorf("agentmail %s: exit %d, %v; want exit %d mentioning %q", strings.Join(c.args, " "), code, err, exitUsage, c.want)
 		}
 	}
-	bridgeFlags.platform, bridgeFlags.logLevel = "", "info"
+	bridgeFlags.platform, bridgeFlags.logLevel, bridgeFlags.acpCommand = "", "info", ""
 	serveFlags.logLevel = "info"
 }

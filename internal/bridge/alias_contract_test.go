@@ -32,7 +32,7 @@ func TestPlatformAliasContract(t *testing.T) {
 		t.Skip("end-to-end test with real processes")
 	}
 	for _, c := range platformCases {
-		t.Run(string(c.platform), func(t *testing.T) {
+		t.Run(c.caseName(), func(t *testing.T) {
 			t.Parallel()
 			aliasStaysPut(t, c)
 		})

@@ -219,8 +219,17 @@ type Rig struct {
 	// internal/testkit/platforms plus the AGENTMAIL_* settings. Tests add the platform's
 	// provider configuration to it.
 	Env *platforms.Env
+	// BridgeArgs are the arguments that choose the bridge's adapter; "--platform" and the
+	// rig's platform unless UseACP changed them.
+	BridgeArgs []string
 
 	bridges []*Bridge
+}
+
+// UseACP makes the rig's bridges drive the platform through the ACP adapter:
+// `agentmail bridge --platform acp --acp-command <command line>`.
+func (r *Rig) UseACP(commandLine string) {
+	r.BridgeArgs = []string{"--platform", "acp", "--acp-command", commandLine}
 }
 
 // New starts the gateway and the scripted model and issues the agent's key the README's
@@ -242,7 +251,7 @@ func Join(g *Gateway, platform platforms.Platform, agent string, rules ...script
 	t := g.T
 	t.Helper()
 	platformBin := platforms.Require(t, platform)
-	r := &Rig{Platform: platform, Agent: agent, Gateway: g}
+	r := &Rig{Platform: platform, Agent: agent, Gateway: g, BridgeArgs: []string{"--platform", string(platform)}}
 	r.Model = scriptedmodel.NewTest(t, rules...)
 	r.AgentKey = r.IssueAgentKey(agent)
 	r.AgentClient = client.New(r.URL, client.WithToken(r.AgentKey))
@@ -259,7 +268,7 @@ func Join(g *Gateway, platform platforms.Platform, agent string, rules ...script
 	return r
 }
 
-// Bridge is one running `agentmail bridge --platform NAME`.
+// Bridge is one running `agentmail bridge --platform NAME` (or the ACP adapter, UseACP).
 type Bridge struct {
 	*gatewayproc.Proc
 	t *testing.T
@@ -271,7 +280,7 @@ type Bridge struct {
 func (r *Rig) StartBridge() *Bridge {
 	r.T.Helper()
 	b := &Bridge{t: r.T, Proc: gatewayproc.Start(r.T, gatewayproc.Options{
-		Args: []string{"bridge", "--platform", string(r.Platform), "--log-level", "debug"},
+		Args: append(append([]string{"bridge"}, r.BridgeArgs...), "--log-level", "debug"),
 		Env:  r.Env.Environ(), Clean: true, Dir: r.Env.Home, Group: true,
 		StopWait: Wait, CheckExit: true,
 	})}

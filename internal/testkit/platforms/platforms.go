@@ -23,23 +23,39 @@ import (
 // Platform names one agent platform.
 type Platform string
 
-// The platforms the bridge drives.
+// The platforms the bridge drives: the three with adapters of their own, and the ACP
+// agents that `agentmail bridge --platform acp` drives (opencode's `opencode acp` is the
+// OpenCode binary).
 const (
 	Claude   Platform = "claude"
 	OpenCode Platform = "opencode"
 	Pi       Platform = "pi"
+	// ClaudeAgentACP is @zed-industries/claude-agent-acp (Claude through the Claude Agent SDK).
+	ClaudeAgentACP Platform = "claude-agent-acp"
+	// Qwen is @qwen-code/qwen-code (`qwen --acp`).
+	Qwen Platform = "qwen"
+	// Gemini is @google/gemini-cli (`gemini --acp`).
+	Gemini Platform = "gemini"
+	// CodexACP is @zed-industries/codex-acp (OpenAI Codex).
+	CodexACP Platform = "codex-acp"
 )
 
 // Pinned versions installed by scripts/install-platforms.sh (keep the two in step).
 var Pinned = map[Platform]string{
-	Claude:   "2.1.328",
-	OpenCode: "1.18.33",
-	Pi:       "0.73.1",
+	Claude:         "2.1.328",
+	OpenCode:       "1.18.33",
+	Pi:             "0.73.1",
+	ClaudeAgentACP: "0.23.1",
+	Qwen:           "0.24.4",
+	Gemini:         "0.61.0",
+	CodexACP:       "0.16.0",
 }
 
 // BinEnv returns the environment variable that overrides the binary of p,
-// e.g. "AGENTMAIL_CLAUDE_BIN".
-func BinEnv(p Platform) string { return "AGENTMAIL_" + strings.ToUpper(string(p)) + "_BIN" }
+// e.g. "AGENTMAIL_CLAUDE_BIN", "AGENTMAIL_CLAUDE_AGENT_ACP_BIN".
+func BinEnv(p Platform) string {
+	return "AGENTMAIL_" + strings.ToUpper(strings.ReplaceAll(string(p), "-", "_")) + "_BIN"
+}
 
 // Prefix returns the install prefix of scripts/install-platforms.sh:
 // AGENTMAIL_PLATFORMS_PREFIX, else <repo>/.cache/platforms.
@@ -59,7 +75,7 @@ func Prefix() (string, error) {
 // The error says how to install the platform.
 func Bin(p Platform) (string, error) {
 	if _, ok := Pinned[p]; !ok {
-		return "", fmt.Errorf("platforms: unknown platform %q (known: claude, opencode, pi)", p)
+		return "", fmt.Errorf("platforms: unknown platform %q (known: claude, opencode, pi, claude-agent-acp, qwen, gemini, codex-acp)", p)
 	}
 	if v := os.Getenv(BinEnv(p)); v != "" {
 		path, err := exec.LookPath(v)
@@ -218,6 +234,14 @@ func OpenCodeConfig(openAIBaseURL string, models ...string) string {
 // UseOpenCode points opencode at openAIBaseURL through OPENCODE_CONFIG_CONTENT.
 func (e *Env) UseOpenCode(openAIBaseURL string, models ...string) {
 	e.Set("OPENCODE_CONFIG_CONTENT", OpenCodeConfig(openAIBaseURL, models...))
+}
+
+// UseOpenCodeACP is UseOpenCode for `opencode acp`, plus the permission settings an
+// operator gives it (OPENCODE_PERMISSION): bash and edits ask before they run, where
+// opencode's default runs them without asking.
+func (e *Env) UseOpenCodeACP(openAIBaseURL string, models ...string) {
+	e.UseOpenCode(openAIBaseURL, models...)
+	e.Set("OPENCODE_PERMISSION", `{"bash":"ask","edit":"ask"}`)
 }
 
 // UsePi writes models.json and settings.json into a fresh agent folder under HOME, points
