@@ -28,6 +28,37 @@ type Agent struct {
 	LastSeen      *time.Time `json:"last_seen,omitempty"`
 	DefaultRounds int        `json:"default_rounds"` // round budget given to new sessions; default 20
 	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
+	// Failing is set while the agent is online and its bridge reports that
+	// its recent turns all failed, or its start-up check found a cause
+	// (issue 18 point 1): the page shows "online, failing: <reason>".
+	Failing *AgentFailing `json:"failing,omitempty"`
+}
+
+// Causes of AgentFailing and AgentHealth: what the failures point to, each
+// with its own fix (docs/PLATFORMS.md "Start-up check").
+const (
+	FailingNotSignedIn    = "not_signed_in"    // the platform has no login or API key
+	FailingNoCLI          = "no_cli"           // the platform's program is missing or does not run
+	FailingNoDirectory    = "no_directory"     // the mails' working directories do not exist
+	FailingNoModelAllowed = "no_model_allowed" // the admin's model scope allows no model
+	FailingBusy           = "busy"             // the model provider is busy or limits use
+	FailingOther          = "other"            // another reason, in the platform's words
+)
+
+// AgentFailing says why an online agent's recent turns fail.
+type AgentFailing struct {
+	Cause  string `json:"cause" enum:"not_signed_in,no_cli,no_directory,no_model_allowed,busy,other"`
+	Reason string `json:"reason"`           // one line in English that names the fix; at most 300 characters
+	Detail string `json:"detail,omitempty"` // the platform's own words (or the directory), untranslated; at most 300 characters
+}
+
+// AgentHealth is the bridge's report of its recent turns in a heartbeat:
+// Cause "" means they work (or none ran yet and the start-up check found
+// nothing); otherwise the last failure's cause and reason.
+type AgentHealth struct {
+	Cause  string `json:"cause" enum:",not_signed_in,no_cli,no_directory,no_model_allowed,busy,other"`
+	Reason string `json:"reason,omitempty"` // one line in English; at most 300 characters are kept
+	Detail string `json:"detail,omitempty"` // the platform's own words; at most 300 characters are kept
 }
 
 // AgentList answers GET /api/v1/agents and GET /api/v1/admin/agents.
@@ -80,6 +111,9 @@ type ModelRef struct {
 type HeartbeatRequest struct {
 	PlatformSessions *[]PlatformSession `json:"platform_sessions,omitempty"`
 	Models           *[]Model           `json:"models,omitempty"`
+	// Health is the bridge's report of its recent turns (issue 18 point
+	// 1); omitted keeps what the gateway has.
+	Health *AgentHealth `json:"health,omitempty"`
 }
 
 // AgentStats is part of HeartbeatResponse.

@@ -83,6 +83,7 @@ type Bridge struct {
 	delivered *deliveredSet
 	slots     *slots
 	perms     *permissions
+	health    healthState // recent turns and the start-up check (health.go)
 
 	mu           sync.Mutex
 	agentName    string
@@ -269,6 +270,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if err := b.adapter.Start(ctx, env); err != nil {
 		return fmt.Errorf("starting platform %s: %w", b.adapter.Name(), err)
 	}
+	b.checkPlatform(ctx, env) // health.go: version, sign-in
 	close(b.ready)
 
 	var loops sync.WaitGroup

@@ -71,6 +71,7 @@ func (b *Bridge) handleDecision(ctx context.Context, ev client.PermissionDecisio
 			log.Error("permission decision turn failed", "reason", out.reason)
 			return
 		}
+		b.noteTurnWorked() // health.go
 		b.relaySummary(ctx, in, out.res, before, turnStart)
 	}()
 }

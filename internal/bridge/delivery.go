@@ -109,6 +109,7 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		b.sendFailure(ctx, in, FailureReport{Stage: StageModel, Attempts: failures})
 		return
 	}
+	b.noteTurnWorked() // health.go
 	if conv.delegated() {
 		b.relayDelegation(ctx, in, conv, res)
 		return

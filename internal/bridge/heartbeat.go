@@ -53,7 +53,8 @@ func (b *Bridge) heartbeat(ctx context.Context, firstBeat chan<- int) {
 // their listing succeeded (B-2.3, B-2.4); a failed or unsupported listing
 // omits the field (N-7, D-4) and a really empty one sends [].
 func (b *Bridge) heartbeatBody(ctx context.Context) client.HeartbeatRequest {
-	var req client.HeartbeatRequest
+	health := b.health.report() // health.go
+	req := client.HeartbeatRequest{Health: &health}
 	if b.caps.ListModels {
 		lctx, cancel := context.WithTimeout(ctx, listTimeout)
 		models, err := b.adapter.ListModels(lctx)

@@ -115,6 +115,7 @@ func replySubject(s string) string {
 func (b *Bridge) sendFailure(ctx context.Context, in incoming, r FailureReport) {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID)
 	r.AgentName, r.MailID = b.AgentName(), in.MailID
+	b.noteTurnFailed(r) // health.go
 	to := in.FromName
 	switch in.FromKind {
 	case "person", "":

@@ -24,8 +24,43 @@ func (s *Service) AgentView(a store.AgentRow) client.Agent {
 	if a.LastSeen != nil && s.Now().Sub(*a.LastSeen) <= s.Config.OnlineWithin {
 		st = StatusOnline
 	}
-	return client.Agent{Name: a.Name, Platform: a.Platform, Status: st, LastSeen: a.LastSeen,
+	out := client.Agent{Name: a.Name, Platform: a.Platform, Status: st, LastSeen: a.LastSeen,
 		DefaultRounds: a.DefaultRounds, RegisteredAt: a.RegisteredAt}
+	if st == StatusOnline && a.FailingCause != "" {
+		out.Failing = &client.AgentFailing{Cause: a.FailingCause, Reason: a.FailingReason, Detail: a.FailingDetail}
+	}
+	return out
+}
+
+// MaxHealthReason bounds AgentHealth.Reason as stored, in characters.
+const MaxHealthReason = 300
+
+// healthCauses are AgentHealth.Cause's values besides "".
+var healthCauses = map[string]bool{client.FailingNotSignedIn: true, client.FailingNoCLI: true,
+	client.FailingNoDirectory: true, client.FailingNoModelAllowed: true, client.FailingBusy: true, client.FailingOther: true}
+
+// checkHealth validates a heartbeat's health report and answers it with
+// reason and detail each on one line, cut to MaxHealthReason characters
+// (both "" when the cause is "").
+func checkHealth(h client.AgentHealth) (client.AgentHealth, error) {
+	if h.Cause != "" && !healthCauses[h.Cause] {
+		return h, Invalid("health.cause", fmt.Sprintf("health.cause %q is not one of not_signed_in, no_cli, no_directory, no_model_allowed, busy, other", h.Cause),
+			`send "" while turns work`)
+	}
+	if h.Cause == "" {
+		return client.AgentHealth{}, nil
+	}
+	return client.AgentHealth{Cause: h.Cause, Reason: oneLineCut(h.Reason, MaxHealthReason), Detail: oneLineCut(h.Detail, MaxHealthReason)}, nil
+}
+
+// oneLineCut answers s on one line (runs of white space as one space), cut
+// to max characters with a trailing "…".
+func oneLineCut(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
 }
 
 // Register records the agent's platform and workspaces (W-2) and marks it
@@ -65,7 +100,9 @@ func (s *Service) Register(ctx context.Context, p *Principal, req client.Registe
 
 // Heartbeat marks the agent seen and stores what it reports (W-3): a nil
 // platform_sessions or models (field omitted) keeps what the server has, an
-// empty list clears it (N-7). The answer carries the unread count, the
+// empty list clears it (N-7); health, when given, replaces the agent's
+// failing state (issue 18 point 1; a cause outside client.Failing* is a 400
+// on health.cause). The answer carries the unread count, the
 // stats and the allowed models (models_unrestricted when no list is set).
 func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.HeartbeatRequest) (*client.HeartbeatResponse, error) {
 	if req.PlatformSessions != nil {
@@ -82,10 +119,22 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 			}
 		}
 	}
+	var health client.AgentHealth
+	if req.Health != nil {
+		var err error
+		if health, err = checkHealth(*req.Health); err != nil {
+			return nil, err
+		}
+	}
 	resp := &client.HeartbeatResponse{Status: "ok", AllowedModels: []client.ModelRef{}}
 	err := s.Write(ctx, func(tx *Tx) error {
 		if err := tx.TouchAgent(ctx, p.Name, tx.Now); err != nil {
 			return err
+		}
+		if req.Health != nil {
+			if err := tx.SetAgentHealth(ctx, p.Name, health.Cause, health.Reason, health.Detail); err != nil {
+				return err
+			}
 		}
 		if req.PlatformSessions != nil {
 			rows := make([]store.PlatformSessionRow, 0, len(*req.PlatformSessions))

@@ -18,15 +18,25 @@ type AgentRow struct {
 	SentTotal        int
 	ModelsRestricted bool
 	CreatedAt        time.Time
+	// FailingCause and FailingReason are the bridge's last health report
+	// (migration 0041): "" while its recent turns work.
+	FailingCause  string
+	FailingReason string
+	FailingDetail string
 }
 
 const agentCols = `name, platform, workspaces, default_rounds, registered_at, last_seen, sent_total, models_restricted, created_at`
+
+// agentReadCols are agentCols plus the health columns, which only
+// SetAgentHealth writes.
+const agentReadCols = agentCols + `, failing_cause, failing_reason, failing_detail`
 
 func scanAgent(sc interface{ Scan(...any) error }) (AgentRow, error) {
 	var a AgentRow
 	var reg, seen sql.NullInt64
 	var created int64
-	err := sc.Scan(&a.Name, &a.Platform, &a.Workspaces, &a.DefaultRounds, &reg, &seen, &a.SentTotal, &a.ModelsRestricted, &created)
+	err := sc.Scan(&a.Name, &a.Platform, &a.Workspaces, &a.DefaultRounds, &reg, &seen, &a.SentTotal, &a.ModelsRestricted, &created,
+		&a.FailingCause, &a.FailingReason, &a.FailingDetail)
 	a.RegisteredAt, a.LastSeen, a.CreatedAt = TimePtr(reg), TimePtr(seen), FromMillis(created)
 	return a, err
 }
@@ -41,7 +51,7 @@ func (q *Q) InsertAgent(ctx context.Context, a AgentRow) error {
 
 // GetAgent answers one agent or ErrNotFound.
 func (q *Q) GetAgent(ctx context.Context, name string) (AgentRow, error) {
-	a, err := scanAgent(q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE name = ?`, name))
+	a, err := scanAgent(q.QueryRow(ctx, `SELECT `+agentReadCols+` FROM agents WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, ErrNotFound
 	}
@@ -50,7 +60,7 @@ func (q *Q) GetAgent(ctx context.Context, name string) (AgentRow, error) {
 
 // ListAgents answers every agent by name.
 func (q *Q) ListAgents(ctx context.Context) ([]AgentRow, error) {
-	rows, err := q.Query(ctx, `SELECT `+agentCols+` FROM agents ORDER BY name`)
+	rows, err := q.Query(ctx, `SELECT `+agentReadCols+` FROM agents ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +87,12 @@ func (q *Q) RegisterAgent(ctx context.Context, name, platform, workspacesJSON st
 // TouchAgent sets last_seen (heartbeat).
 func (q *Q) TouchAgent(ctx context.Context, name string, now time.Time) error {
 	_, err := q.Exec(ctx, `UPDATE agents SET last_seen = ? WHERE name = ?`, Millis(now), name)
+	return err
+}
+
+// SetAgentHealth stores the bridge's health report: cause "" clears it.
+func (q *Q) SetAgentHealth(ctx context.Context, name, cause, reason, detail string) error {
+	_, err := q.Exec(ctx, `UPDATE agents SET failing_cause = ?, failing_reason = ?, failing_detail = ? WHERE name = ?`, cause, reason, detail, name)
 	return err
 }
 

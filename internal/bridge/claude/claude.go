@@ -263,3 +263,44 @@ func signalGroup(pid int, sig syscall.Signal) {
 		_ = syscall.Kill(-pid, sig)
 	}
 }
+
+// signInTimeout bounds `claude auth status`.
+const signInTimeout = 20 * time.Second
+
+// SignInProblem runs `claude auth status` (no model call; it reads the stored login and the
+// environment, ANTHROPIC_API_KEY and the like) the way turns run claude, and answers what to
+// do when it says loggedIn false. It answers "" when signed in or when it cannot tell (an
+// older CLI without the command, an answer that is not its JSON, a timeout).
+func (a *Adapter) SignInProblem(ctx context.Context) string {
+	env, err := a.startedEnv()
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, signInTimeout)
+	defer cancel()
+	cmd := env.Command(env.Bin, "auth", "status", "--json")
+	cmd.Env = a.environ()
+	cmd.Dir = os.TempDir()
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		return ""
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-done
+		return ""
+	}
+	var st struct {
+		LoggedIn *bool `json:"loggedIn"`
+	}
+	if json.Unmarshal([]byte(out.String()), &st) != nil || st.LoggedIn == nil || *st.LoggedIn {
+		return ""
+	}
+	return "Claude Code is not signed in on this machine, so every mail will fail: run `claude` here and type /login " +
+		"(or set ANTHROPIC_API_KEY for the bridge and restart it)"
+}

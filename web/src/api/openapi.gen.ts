@@ -1983,6 +1983,7 @@ export interface components {
         };
         Agent: {
             default_rounds: number;
+            failing?: components["schemas"]["AgentFailing"] | null;
             /** Format: date-time */
             last_seen?: string | null;
             name: string;
@@ -1995,6 +1996,7 @@ export interface components {
         AgentDetail: {
             allowed_models: components["schemas"]["ModelRef"][];
             default_rounds: number;
+            failing?: components["schemas"]["AgentFailing"] | null;
             /** Format: date-time */
             last_seen?: string | null;
             models: components["schemas"]["Model"][];
@@ -2007,6 +2009,18 @@ export interface components {
             sessions: components["schemas"]["Session"][];
             /** @enum {string} */
             status: "online" | "offline";
+        };
+        AgentFailing: {
+            /** @enum {string} */
+            cause: "not_signed_in" | "no_cli" | "no_directory" | "no_model_allowed" | "busy" | "other";
+            detail?: string;
+            reason: string;
+        };
+        AgentHealth: {
+            /** @enum {string} */
+            cause: "" | "not_signed_in" | "no_cli" | "no_directory" | "no_model_allowed" | "busy" | "other";
+            detail?: string;
+            reason?: string;
         };
         AgentList: {
             agents: components["schemas"]["Agent"][];
@@ -2150,6 +2164,7 @@ export interface components {
             grants: components["schemas"]["Grant"][];
         };
         HeartbeatRequest: {
+            health?: components["schemas"]["AgentHealth"] | null;
             models?: components["schemas"]["Model"][] | null;
             platform_sessions?: components["schemas"]["PlatformSessionInput"][] | null;
         };

@@ -11,10 +11,27 @@ import { useApp, useLive } from '../state'
 function StatusDot({ a }: { a: Agent }) {
   const { t } = useI18n()
   const on = a.status === 'online'
+  const failing = on && !!a.failing
   return (
-    <span className="inline-flex items-center gap-1 text-xs" data-testid="agent-status" data-status={a.status}>
-      <span className={`h-2 w-2 rounded-full ${on ? 'bg-emerald-500' : 'bg-slate-400'}`} aria-hidden="true" />
-      {on ? t('agents.online') : t('agents.offline')}
+    <span className="inline-flex items-center gap-1 text-xs" data-testid="agent-status" data-status={failing ? 'failing' : a.status}>
+      <span className={`h-2 w-2 rounded-full ${failing ? 'bg-amber-500' : on ? 'bg-emerald-500' : 'bg-slate-400'}`} aria-hidden="true" />
+      {failing ? t('agents.onlineFailing') : on ? t('agents.online') : t('agents.offline')}
+    </span>
+  )
+}
+
+/** FailingReason is why an online agent's recent turns all failed (issue 18 point 1): the cause in the reader's language and its fix, then the platform's own words. */
+export function FailingReason({ a }: { a: Agent }) {
+  const { t } = useI18n()
+  if (a.status !== 'online' || !a.failing) return null
+  const f = a.failing
+  return (
+    <span className="flex items-start gap-1 text-xs text-amber-800" data-testid="agent-failing" data-cause={f.cause}>
+      <span aria-hidden="true">⚠</span>
+      <span>
+        {t('agents.onlineFailing')}: {t(`agents.failing.${f.cause}` as 'agents.failing.other')}
+        {f.detail ? <span className="break-all text-amber-700"> ({f.detail})</span> : null}
+      </span>
     </span>
   )
 }
@@ -46,6 +63,7 @@ export function Agents() {
                     <StatusDot a={a} />
                   </span>
                 </span>
+                <FailingReason a={a} />
                 <span className="text-xs text-slate-600">
                   {t('agents.platform')}: {a.platform || '—'}
                 </span>
@@ -87,6 +105,9 @@ export function AgentPage({ name }: { name: string }) {
               {t('agents.defaultRounds')}: {a.default_rounds === 0 ? t('budget.unlimited') : a.default_rounds}
             </span>
             <span className="text-sm text-slate-500">{a.last_seen ? t('agents.lastSeen', { when: formatFull(a.last_seen, locale) }) : t('agents.neverSeen')}</span>
+            <span className="basis-full">
+              <FailingReason a={a} />
+            </span>
             <Button variant="primary" className="ml-auto" onClick={() => openCompose({ mode: 'new', to: `${a.name}@` })}>
               {t('agents.write', { name: a.name })}
             </Button>
