@@ -28,6 +28,7 @@ func methodCases() []methodCase {
 	sent := &SendMailResponse{Status: "sent", MailID: "m1", SessionID: "s1", SessionAlias: "fix", NewSession: true, BudgetRemaining: 3, BudgetMax: 3}
 	mail := &Mail{MailID: "m/1", SessionID: "s1", FromName: "ann", FromKind: "person", Subject: "hi", Body: "x", MailType: MailTypeNormal, CreatedAt: t0, Recipients: []Recipient{{Name: "claude", Kind: "agent", Role: "to", Address: "claude@/srv"}}, Attachments: []Attachment{}}
 	list := &MailList{Mails: []Mail{*mail}, Unread: 4, NextCursor: "c2"}
+	found := &SearchResults{Hits: []SearchHit{{Mail: *mail, Score: 1.5, Subject: []TextSpan{{Text: "hi", Match: true}}, Snippet: []TextSpan{{Text: "x"}}}}, Sort: SearchRelevance, NextCursor: "r20"}
 	keys := &KeyList{Keys: []KeyInfo{{KeyID: "k1", Kind: "user", Owner: "ann", Label: "cli", Lifecycle: LifecyclePermanent, Prefix: "am_", CreatedAt: t0, Active: true}}}
 	// KeyInfo.KeyID is shadowed by CreatedKey.KeyID in JSON, so it stays empty.
 	created := &CreatedKey{KeyID: "k1", KeyToken: "am_secret", KeyInfo: KeyInfo{Kind: "user", CreatedAt: t0}}
@@ -166,7 +167,11 @@ func methodCases() []methodCase {
 		{name: "MeSearch", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.MeSearch(ctx, SearchQuery{Q: "50% off_deploy", Limit: 20, Cursor: "c3"})
 		},
-			method: "GET", path: "/api/v1/me/mail/search", query: url.Values{"q": {"50% off_deploy"}, "limit": {"20"}, "cursor": {"c3"}}, out: list},
+			method: "GET", path: "/api/v1/me/mail/search", query: url.Values{"q": {"50% off_deploy"}, "limit": {"20"}, "cursor": {"c3"}}, out: found},
+		{name: "SearchMail", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.SearchMail(ctx, SearchQuery{Q: "部署 from:ann", Sort: SearchNewest})
+		},
+			method: "GET", path: "/api/v1/mail/search", query: url.Values{"q": {"部署 from:ann"}, "sort": {"newest"}}, out: found},
 		{name: "MeMarkRead unread", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.MeMarkRead(ctx, MarkReadRequest{MailIDs: []string{"m1"}, Unread: true})
 		}, method: "POST", path: "/api/v1/me/mail/read", in: MarkReadRequest{MailIDs: []string{"m1"}, Unread: true}, out: &MarkReadResponse{Marked: 1}},

@@ -61,7 +61,8 @@ type CreatedMail struct {
 // recipients (unread), the attachment links, the session's participants and
 // last activity, the sender's count, and one new_mail event per recipient
 // carrying the W-4 fields of that recipient's own address (to_workspace is
-// the path written in this mail's address for that recipient). Permission
+// the path written in this mail's address for that recipient), and its
+// search index row (search.go). Permission
 // requests, decisions, failure reports and reminders are mails too and are
 // created through here. It does not check budgets, relays or rate limits;
 // Send does.
@@ -149,6 +150,9 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		if err := tx.LinkAttachments(ctx, m.MailID, nm.AttachmentIDs); err != nil {
 			return nil, err
 		}
+	}
+	if err := tx.IndexMail(ctx, m.MailID, now, searchDoc(m, out.Recipients, len(nm.AttachmentIDs) > 0)); err != nil { // search.go
+		return nil, err
 	}
 	if err := storeAcks(ctx, tx, out); err != nil { // acks.go
 		return nil, err

@@ -4,21 +4,41 @@ import (
 	"net/http"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
 )
 
-// searchRoutes is the search of a person's own mails.
-func searchRoutes() []Route {
-	return []Route{{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
-		Summary: "Search the person's own mails (subject, body, sender name), newest first", Description: "Full-text search over the mails the person sent or received (query parameter q, with limit and cursor as in the inbox). 400 a bad parameter.",
-		Response: client.MailList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleSearch)}}
+// searchQuery is the query string of both searches.
+var searchQuery = []OpenAPIParam{
+	{Name: "q", Required: true, Description: "the query: words, \"phrases\", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters"},
+	{Name: "sort", Enum: []string{client.SearchRelevance, client.SearchNewest}, Default: client.SearchRelevance,
+		Description: "relevance ranks the newest 500 matches; newest lists every match, newest first"},
+	{Name: "limit", Type: "integer", Default: gateway.SearchDefaultLimit, Description: "at most this many hits (1..100)"},
+	queryCursor,
 }
 
-// handleSearch serves GET /me/mail/search?q=&limit=&cursor= (gateway.Search);
-// limit defaults to 50, at most maxPageLimit.
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) (*client.MailList, error) {
-	limit, err := queryInt(r, "limit", personInboxLimit, 1, maxPageLimit)
+// searchRoutes are the full-text searches of one's own mail (issue 21
+// item 4): people's and agents'.
+func searchRoutes() []Route {
+	return []Route{
+		{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
+			Summary:     "Search the mails the person sent or received (full text, filters, ranked, highlighted)",
+			Description: "Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md \"Search\"); relevance ranks the newest 500 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter.",
+			Response:    client.SearchResults{}, Status: 200, Errors: errsPerson, Query: searchQuery, Answer: answer((*Server).handleSearch)},
+		{Method: "GET", Path: Prefix + "/mail/search", Auth: AuthAgent,
+			Summary:     "Search the mails the agent sent or received (full text, filters, ranked, highlighted)",
+			Description: "The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter.",
+			Response:    client.SearchResults{}, Status: 200, Errors: errsAgent, Query: searchQuery, Answer: answer((*Server).handleSearch)},
+	}
+}
+
+// handleSearch serves GET /me/mail/search and /mail/search
+// ?q=&sort=&limit=&cursor= (gateway.Search); limit defaults to 20, at most
+// 100.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) (*client.SearchResults, error) {
+	limit, err := queryInt(r, "limit", gateway.SearchDefaultLimit, 1, gateway.SearchMaxLimit)
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.Search(r.Context(), PrincipalOf(r), r.URL.Query().Get("q"), limit, r.URL.Query().Get("cursor"))
+	v := r.URL.Query()
+	return s.svc.Search(r.Context(), PrincipalOf(r), gateway.SearchRequest{Q: v.Get("q"), Sort: v.Get("sort"), Limit: limit, Cursor: v.Get("cursor")})
 }

@@ -8,85 +8,131 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
-// GET /me/mail/search finds the person's own mails, sent and received, by
-// subject, body or sender name, ignoring case, newest first and paged;
-// '%' and '_' match only themselves; other people's mails are never found.
+// GET /me/mail/search and /mail/search find the caller's own mails, sent
+// and received, by words, Chinese characters, phrases, prefixes and
+// filters; ranked and paged; highlighted as plain-text spans; other
+// people's and agents' mails are never found.
 func TestSearchFindsOnlyOwnMails(t *testing.T) {
 	e := newEnv(t)
 	claude := e.agent("claude")
+	codex := e.agent("codex")
 	ann := e.person("ann")
 	bob := e.person("bob")
-	first, err := ann.MeSend(e.ctx(), client.SendMailRequest{To: "claude@/srv.new", Subject: "Deploy the Site", Body: "50% of the build_cache"})
+	first, err := ann.MeSend(e.ctx(), client.SendMailRequest{To: "claude@/srv.new", Subject: "Deploy the Site", Body: "请把网站部署到生产环境 <b>now</b>, build cache first"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := claude.SendMail(e.ctx(), client.SendMailRequest{To: "ann", ReplyTo: first.MailID, Body: "deployed; 50 percent done"})
+	reply, err := claude.SendMail(e.ctx(), client.SendMailRequest{To: "ann", ReplyTo: first.MailID, Body: "deployed; the build cache was cold. 部署完成"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bob.MeSend(e.ctx(), client.SendMailRequest{To: "claude@/srv.new", Subject: "deploy bob's thing", Body: "x"}); err != nil {
+	bobs, err := bob.MeSend(e.ctx(), client.SendMailRequest{To: "claude@/srv.new", Subject: "deploy bob's thing 部署", Body: "secret build cache"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(l *client.MailList) string {
+	if _, err := ann.MeSend(e.ctx(), client.SendMailRequest{To: "codex@/srv.new", Subject: "lunch", Body: "Café at noon?"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(l *client.SearchResults) string {
 		var out []string
-		for _, m := range l.Mails {
-			out = append(out, m.MailID)
+		for _, h := range l.Hits {
+			out = append(out, h.Mail.MailID)
 		}
 		return strings.Join(out, ",")
 	}
-	search := func(c *client.Client, q string) *client.MailList {
+	search := func(c *client.Client, q string) *client.SearchResults {
 		t.Helper()
-		l, err := c.MeSearch(e.ctx(), client.SearchQuery{Q: q})
+		var l *client.SearchResults
+		var err error
+		if c == claude || c == codex {
+			l, err = c.SearchMail(e.ctx(), client.SearchQuery{Q: q})
+		} else {
+			l, err = c.MeSearch(e.ctx(), client.SearchQuery{Q: q})
+		}
 		if err != nil {
 			t.Fatalf("search %q: %v", q, err)
 		}
 		return l
 	}
-	// Subject (any case) and body, newest first, own mails only.
-	if got := ids(search(ann, "DEPLOY")); got != reply.MailID+","+first.MailID {
-		t.Fatalf("DEPLOY: %s", got)
+	both := reply.MailID + "," + first.MailID
+	for q, want := range map[string]string{
+		"DEPLOY":          both,                              // a word, any case (the reply's subject is "Re: Deploy the Site")
+		"deploy*":         both,                              // the reply also says "deployed": ranked first
+		"部署":              reply.MailID + "," + first.MailID, // two Chinese characters inside longer text
+		"生产":              first.MailID,
+		"部署 deploy*":      both,
+		`"build cache"`:   both,
+		`"cache build"`:   "",
+		"from:claude":     reply.MailID,
+		"to:claude cache": first.MailID,
+		"is:unread":       reply.MailID,
+		"secret":          "", // bob's mail
+		"bob":             "",
+		"claude":          reply.MailID, // sender name
+	} {
+		if got := ids(search(ann, q)); got != want {
+			t.Errorf("ann %q: %s, want %s", q, got, want)
+		}
 	}
-	// Sender name.
-	if got := ids(search(ann, "claud")); got != reply.MailID {
-		t.Fatalf("claud: %s", got)
+	if got := search(ann, "CAFÉ"); len(got.Hits) != 1 || got.Hits[0].Mail.Subject != "lunch" {
+		t.Errorf("CAFÉ: %+v", got)
 	}
-	// Wildcards match themselves.
-	if got := ids(search(ann, "50%")); got != first.MailID {
-		t.Fatalf("50%%: %s", got)
+	alias := search(ann, "生产").Hits[0].Mail.SessionAlias
+	if got := ids(search(ann, "session:"+alias+" cache")); got != both {
+		t.Errorf("session:%s: %s", alias, got)
 	}
-	if got := ids(search(ann, "build_cache")); got != first.MailID {
-		t.Fatalf("build_cache: %s", got)
+	if got := ids(search(ann, "session:no-such-session cache")); got != "" {
+		t.Errorf("unknown session: %s", got)
 	}
-	if got := ids(search(ann, "d_ploy")); got != "" {
-		t.Fatalf("_ matched any character: %s", got)
+	// Agents: their own mail only.
+	if got := search(claude, "部署"); len(got.Hits) != 3 || got.Hits[0].Mail.MailID != bobs.MailID {
+		t.Errorf("claude 部署 (bob's subject match first): %s", ids(got))
 	}
-	if got := ids(search(ann, `\`)); got != "" {
-		t.Fatalf(`\ matched: %s`, got)
+	if got := ids(search(codex, "deploy*")); got != "" {
+		t.Errorf("codex found others' mail: %s", got)
 	}
-	// The viewer's state comes along.
-	l := search(ann, "deployed")
-	if len(l.Mails) != 1 || l.Mails[0].Role != "to" || l.Mails[0].Read {
-		t.Fatalf("received mail state %+v", l.Mails)
+	if got := ids(search(codex, "cafe")); got == "" {
+		t.Errorf("codex does not find its own mail")
 	}
-	// Pages continue with next_cursor.
-	p1, err := ann.MeSearch(e.ctx(), client.SearchQuery{Q: "deploy", Limit: 1})
-	if err != nil || ids(p1) != reply.MailID || p1.NextCursor == "" {
-		t.Fatalf("page 1: %+v, %v", p1, err)
+	// Highlights are plain-text spans: the body's markup stays text.
+	hit := search(ann, "生产").Hits[0]
+	var marked, text string
+	for _, s := range hit.Snippet {
+		text += s.Text
+		if s.Match {
+			marked += s.Text
+		}
 	}
-	p2, err := ann.MeSearch(e.ctx(), client.SearchQuery{Q: "deploy", Limit: 1, Cursor: p1.NextCursor})
-	if err != nil || ids(p2) != first.MailID {
-		t.Fatalf("page 2: %+v, %v", p2, err)
+	if marked != "生产" || !strings.Contains(text, "<b>now</b>") {
+		t.Errorf("snippet %+v", hit.Snippet)
+	}
+	if hit.Subject[0].Text != "Deploy the Site" || hit.Subject[0].Match {
+		t.Errorf("subject spans %+v", hit.Subject)
+	}
+	// Pages continue with next_cursor, in both orders.
+	for _, order := range []string{client.SearchRelevance, client.SearchNewest} {
+		p1, err := ann.MeSearch(e.ctx(), client.SearchQuery{Q: "cache", Limit: 1, Sort: order})
+		if err != nil || len(p1.Hits) != 1 || p1.NextCursor == "" || p1.Sort != order {
+			t.Fatalf("%s page 1: %+v, %v", order, p1, err)
+		}
+		p2, err := ann.MeSearch(e.ctx(), client.SearchQuery{Q: "cache", Limit: 1, Sort: order, Cursor: p1.NextCursor})
+		if err != nil || len(p2.Hits) != 1 || p2.NextCursor != "" || ids(p1)+","+ids(p2) != both && ids(p2)+","+ids(p1) != both {
+			t.Fatalf("%s page 2: %+v, %v", order, p2, err)
+		}
 	}
 	// Bad input names the field.
-	for q, field := range map[string]string{"": "q", "   ": "q", strings.Repeat("x", 201): "q"} {
+	for q, field := range map[string]string{"": "q", "   ": "q", strings.Repeat("x", 201): "q", "is:read": "q",
+		"before:yesterday": "q", "a*": "q", "!!!": "q"} {
 		_, err := ann.MeSearch(e.ctx(), client.SearchQuery{Q: q})
 		if ae := wantStatus(t, err, 400, ""); ae.Body.Field != field {
 			t.Errorf("q=%q: %+v", q, ae.Body)
 		}
 	}
-	_, err = ann.MeSearch(e.ctx(), client.SearchQuery{Q: "x", Cursor: "nope"})
-	if ae := wantStatus(t, err, 400, ""); ae.Body.Field != "cursor" {
-		t.Errorf("cursor: %+v", ae.Body)
+	for _, c := range []client.SearchQuery{{Q: "x", Cursor: "nope"}, {Q: "x", Cursor: "n5"}, {Q: "x", Sort: "oldest"}} {
+		_, err = ann.MeSearch(e.ctx(), c)
+		if ae := wantStatus(t, err, 400, ""); ae.Body.Field != "cursor" && ae.Body.Field != "sort" {
+			t.Errorf("%+v: %+v", c, ae.Body)
+		}
 	}
 	k, err := ann.CreateUserKey(e.ctx(), client.CreateUserKeyRequest{Label: "t", Lifecycle: client.LifecyclePermanent})
 	if err != nil {
@@ -96,7 +142,7 @@ func TestSearchFindsOnlyOwnMails(t *testing.T) {
 	if status != 400 || !strings.Contains(body, `"invalid_utf8"`) || !strings.Contains(body, `"field":"q"`) {
 		t.Errorf("invalid UTF-8 q: %d %s", status, body)
 	}
-	// Agents have no person's mailbox.
+	// Agents have no person's mailbox, people no agent's.
 	_, err = claude.MeSearch(e.ctx(), client.SearchQuery{Q: "deploy"})
 	wantStatus(t, err, 403, "person_only")
 }

@@ -34,6 +34,7 @@ var turnTokenRoutes = map[string]bool{
 	"POST " + Prefix + "/mail/send":                 true,
 	"GET " + Prefix + "/mail/{id}":                  true,
 	"GET " + Prefix + "/mail/inbox":                 true,
+	"GET " + Prefix + "/mail/search":                true,
 	"POST " + Prefix + "/mail/read":                 true,
 	"GET " + Prefix + "/mail/{id}/thread":           true,
 	"GET " + Prefix + "/sessions/{id}":              true,

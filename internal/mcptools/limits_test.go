@@ -24,6 +24,9 @@ func TestToolLimitsMatchTheGateway(t *testing.T) {
 		{"body", maxBodyBytes, gateway.MaxBodyBytes},
 		{"remind before", maxRemindBeforeMinutes, gateway.MaxRemindBeforeMinutes},
 		{"schedules", defaultScheduleLimit, gateway.DefaultScheduleLimit},
+		{"search default", searchLimitDefault, gateway.SearchDefaultLimit},
+		{"search max", searchLimitMax, gateway.SearchMaxLimit},
+		{"search query", maxSearchRunes, gateway.MaxSearchRunes},
 	} {
 		if c.tool != c.gw {
 			t.Errorf("%s: the tools say %d, the gateway enforces %d", c.name, c.tool, c.gw)

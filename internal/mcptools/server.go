@@ -44,6 +44,7 @@ type Gateway interface {
 	ListSchedules(ctx context.Context) (*client.ScheduleList, error)
 	UpdateSchedule(ctx context.Context, id string, req client.UpdateScheduleRequest) (*client.Schedule, error)
 	DeleteSchedule(ctx context.Context, id string) error
+	SearchMail(ctx context.Context, q client.SearchQuery) (*client.SearchResults, error) // tools_search.go
 }
 
 var _ Gateway = (*client.Client)(nil)

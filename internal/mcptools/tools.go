@@ -193,4 +193,5 @@ func (s *Server) registerAll() {
 		s.writeFile)
 	s.registerReservationTools() // tools_reservations.go
 	s.registerAckTools()         // tools_acks.go
+	s.registerSearchTools()      // tools_search.go
 }

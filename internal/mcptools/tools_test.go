@@ -15,11 +15,11 @@ import (
 
 // wantTools is the tool surface every platform sees (issue 4, seed 003,
 // seed 001's schedule tools, the execution gate, issue 21's reservations
-// and acknowledgements).
+// acknowledgements and search_mail).
 var wantTools = []string{
 	"acknowledge_mail", "connect_to_server", "create_schedule", "delete_schedule", "download_attachment", "forward_mail",
 	"list_contacts", "list_reservations", "list_schedules", "list_unacknowledged", "read_inbox", "read_mail", "read_thread",
-	"release_reservations", "renew_reservations", "reserve_paths", "run_command",
+	"release_reservations", "renew_reservations", "reserve_paths", "run_command", "search_mail",
 	"send_mail", "session_participants", "suggest_address", "update_schedule", "upload_attachment", "write_file",
 }
 

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"strings"
+
+	"github.com/agentmail/agentmail/internal/search"
 )
 
 // bulkRows is how many rows one multi-row INSERT of BulkInsertMails holds
@@ -35,6 +37,9 @@ func (q *Q) BulkInsertMails(ctx context.Context, mails []MailRow, recips []Recip
 			return err
 		}
 	}
+	if err := q.IndexMails(ctx, bulkDocs(mails, recips)); err != nil { // search.go
+		return err
+	}
 	unread := map[string]int{}
 	for start := 0; start < len(recips); start += bulkRows {
 		end := min(start+bulkRows, len(recips))
@@ -61,4 +66,18 @@ func (q *Q) BulkInsertMails(ctx context.Context, mails []MailRow, recips []Recip
 		}
 	}
 	return nil
+}
+
+// bulkDocs answers the search documents of mails with their recipients.
+func bulkDocs(mails []MailRow, recips []RecipientRow) []IndexedMail {
+	to := map[string][]string{}
+	for _, r := range recips {
+		to[r.MailID] = append(to[r.MailID], r.Name)
+	}
+	out := make([]IndexedMail, len(mails))
+	for i, m := range mails {
+		out[i] = IndexedMail{MailID: m.MailID, CreatedAt: m.CreatedAt, Doc: search.Doc{Subject: m.Subject, Body: m.Body,
+			Sender: m.FromName, From: m.FromName, To: to[m.MailID], SessionID: m.SessionID}}
+	}
+	return out
 }

@@ -100,5 +100,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("store: migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
+	if err := s.backfillSearch(ctx); err != nil { // search.go
+		return fmt.Errorf("store: index stored mails for search: %w", err)
+	}
 	return nil
 }

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"strings"
+	"time"
+
+	"github.com/agentmail/agentmail/internal/search"
 )
 
 // EscapeLike escapes s for a LIKE pattern with ESCAPE '\': the wildcards
@@ -12,24 +15,273 @@ func EscapeLike(s string) string {
 	return r.Replace(s)
 }
 
-// SearchMails answers the mails viewer sent or received whose subject,
-// body or sender name contains text, newest first, older than beforeID when
-// given, with the viewer's own state. The match ignores case for what
-// lower() folds: every letter on PostgreSQL, ASCII letters on SQLite (the
-// text is lower-cased here, the columns by lower() in the query). Both
-// dialects run the same SQL.
-func (q *Q) SearchMails(ctx context.Context, viewer, text string, limit int, beforeID string) ([]ViewedMail, error) {
-	pattern := "%" + EscapeLike(strings.ToLower(text)) + "%"
-	query := `SELECT ` + prefixed("m.", mailCols) + `, COALESCE(r.role, ''), COALESCE(r.is_read, ?) FROM mails m
-		LEFT JOIN mail_recipients r ON r.mail_id = m.mail_id AND r.name = ?
-		WHERE m.mail_id IN (SELECT mail_id FROM mail_recipients WHERE name = ? UNION SELECT mail_id FROM mails WHERE from_name = ?)
-		AND (lower(m.subject) LIKE ? ESCAPE '\' OR lower(m.body) LIKE ? ESCAPE '\' OR lower(m.from_name) LIKE ? ESCAPE '\')`
-	args := []any{false, viewer, viewer, viewer, pattern, pattern, pattern}
-	if beforeID != "" {
-		query += ` AND m.mail_id < ?`
-		args = append(args, beforeID)
+// Full-text search (issue 21 item 4, migration 0040). Each mail has one row
+// in search_docs (doc_id in indexing order) and its tokens (search.Doc) in
+// the dialect's index: the FTS5 table mail_fts with rowid doc_id (SQLite),
+// the tsvector column search_docs.tsv under a GIN index (PostgreSQL).
+
+func (q *Q) postgres() bool { return q.d.Name() == "postgres" }
+
+// IndexMail writes the index row of one mail; it is called in the
+// transaction that stores the mail (gateway CreateMailTx), so a committed
+// mail is always found.
+func (q *Q) IndexMail(ctx context.Context, mailID string, createdAt time.Time, d search.Doc) error {
+	if q.postgres() {
+		_, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at, tsv) VALUES (?, ?, CAST(? AS tsvector))`,
+			mailID, Millis(createdAt), d.TSVector())
+		return err
 	}
-	query += ` ORDER BY m.mail_id DESC LIMIT ?`
+	if _, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at) VALUES (?, ?)`, mailID, Millis(createdAt)); err != nil {
+		return err
+	}
+	subject, body, sender, facets := d.FTSColumns()
+	_, err := q.Exec(ctx, `INSERT INTO mail_fts (rowid, subject, body, sender, facets) VALUES (last_insert_rowid(), ?, ?, ?, ?)`,
+		subject, body, sender, facets)
+	return err
+}
+
+// IndexedMail is one mail of IndexMails.
+type IndexedMail struct {
+	MailID    string
+	CreatedAt time.Time
+	Doc       search.Doc
+}
+
+// IndexMails writes the index rows of many mails with multi-row inserts
+// (BulkInsertMails, backfillSearch); a mail already indexed is skipped.
+func (q *Q) IndexMails(ctx context.Context, docs []IndexedMail) error {
+	for start := 0; start < len(docs); start += bulkRows {
+		batch := docs[start:min(start+bulkRows, len(docs))]
+		var b strings.Builder
+		args := make([]any, 0, len(batch)*3)
+		if q.postgres() {
+			b.WriteString(`INSERT INTO search_docs (mail_id, created_at, tsv) VALUES `)
+			for i, d := range batch {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(?, ?, CAST(? AS tsvector))")
+				args = append(args, d.MailID, Millis(d.CreatedAt), d.Doc.TSVector())
+			}
+			b.WriteString(` ON CONFLICT (mail_id) DO NOTHING`)
+			if _, err := q.Exec(ctx, b.String(), args...); err != nil {
+				return err
+			}
+			continue
+		}
+		b.WriteString(`INSERT INTO search_docs (mail_id, created_at) VALUES `)
+		ids := make([]any, len(batch))
+		for i, d := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?)")
+			args = append(args, d.MailID, Millis(d.CreatedAt))
+			ids[i] = d.MailID
+		}
+		b.WriteString(` ON CONFLICT (mail_id) DO NOTHING RETURNING doc_id, mail_id`)
+		rows, err := q.Query(ctx, b.String(), args...)
+		if err != nil {
+			return err
+		}
+		docOf := map[string]int64{}
+		for rows.Next() {
+			var id int64
+			var mail string
+			if err := rows.Scan(&id, &mail); err != nil {
+				rows.Close()
+				return err
+			}
+			docOf[mail] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		b.Reset()
+		b.WriteString(`INSERT INTO mail_fts (rowid, subject, body, sender, facets) VALUES `)
+		args = args[:0]
+		n := 0
+		for _, d := range batch {
+			id, ok := docOf[d.MailID]
+			if !ok {
+				continue
+			}
+			if n > 0 {
+				b.WriteString(", ")
+			}
+			n++
+			b.WriteString("(?, ?, ?, ?, ?)")
+			subject, body, sender, facets := d.Doc.FTSColumns()
+			args = append(args, id, subject, body, sender, facets)
+		}
+		if n == 0 {
+			continue
+		}
+		if _, err := q.Exec(ctx, b.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SearchFilter narrows SearchCandidates beyond the match expression.
+type SearchFilter struct {
+	// Unread keeps mails viewer received and has not read.
+	Unread bool
+	// After and Before bound created_at (zero: unbounded): at or after
+	// After, before Before.
+	After, Before time.Time
+	// BeforeDoc keeps doc ids below it (0: all), the cursor of a page.
+	BeforeDoc int64
+}
+
+// SearchCandidate is one mail a search matched.
+type SearchCandidate struct {
+	DocID  int64
+	MailID string
+}
+
+// SearchCandidates answers at most limit mails matching m (search.Compile,
+// which restricts them to viewer's own mail) and the filter, newest indexed
+// first. Both indexes are read in doc_id order and stop at limit, so the
+// cost follows the matches read, not the size of the mailbox.
+func (q *Q) SearchCandidates(ctx context.Context, m search.Match, viewer string, f SearchFilter, limit int) ([]SearchCandidate, error) {
+	var query strings.Builder
+	var args []any
+	if q.postgres() {
+		query.WriteString(`SELECT d.doc_id, d.mail_id FROM search_docs d`)
+		if f.Unread {
+			query.WriteString(` JOIN mail_recipients r ON r.mail_id = d.mail_id AND r.name = ? AND r.is_read = FALSE`)
+			args = append(args, viewer)
+		}
+		query.WriteString(` WHERE d.tsv @@ CAST(? AS tsquery)`)
+		args = append(args, m.TSQuery)
+	} else {
+		// CROSS JOIN keeps the FTS table the outer loop, read newest first.
+		query.WriteString(`SELECT d.doc_id, d.mail_id FROM mail_fts f CROSS JOIN search_docs d`)
+		if f.Unread {
+			query.WriteString(` CROSS JOIN mail_recipients r`)
+		}
+		query.WriteString(` WHERE mail_fts MATCH ? AND d.doc_id = f.rowid`)
+		args = append(args, m.FTS)
+		if f.Unread {
+			query.WriteString(` AND r.mail_id = d.mail_id AND r.name = ? AND r.is_read = FALSE`)
+			args = append(args, viewer)
+		}
+	}
+	if f.BeforeDoc > 0 {
+		query.WriteString(` AND d.doc_id < ?`)
+		args = append(args, f.BeforeDoc)
+	}
+	if !f.After.IsZero() {
+		query.WriteString(` AND d.created_at >= ?`)
+		args = append(args, Millis(f.After))
+	}
+	if !f.Before.IsZero() {
+		query.WriteString(` AND d.created_at < ?`)
+		args = append(args, Millis(f.Before))
+	}
+	query.WriteString(` ORDER BY d.doc_id DESC LIMIT ?`)
 	args = append(args, limit)
-	return q.viewedMails(ctx, query, args...)
+	rows, err := q.Query(ctx, query.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SearchCandidate
+	for rows.Next() {
+		var c SearchCandidate
+		if err := rows.Scan(&c.DocID, &c.MailID); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ViewMails answers the mails of ids as viewer sees them (ViewMail), in no
+// particular order; an id viewer neither sent nor received is absent.
+func (q *Q) ViewMails(ctx context.Context, viewer string, ids []string) ([]ViewedMail, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{false, viewer}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, viewer)
+	return q.viewedMails(ctx, `SELECT `+prefixed("m.", mailCols)+`, COALESCE(r.role, ''), COALESCE(r.is_read, ?) FROM mails m
+		LEFT JOIN mail_recipients r ON r.mail_id = m.mail_id AND r.name = ?
+		WHERE m.mail_id IN (`+InPlaceholders(len(ids))+`) AND (m.from_name = ? OR r.name IS NOT NULL)`, args...)
+}
+
+// searchBackfillBatch is how many mails one transaction of backfillSearch
+// indexes.
+const searchBackfillBatch = 2000
+
+// backfillSearch indexes the mails stored before migration 0040, once
+// (search_state.backfilled), in mail id order, a batch per transaction.
+func (s *Store) backfillSearch(ctx context.Context) error {
+	var done bool
+	// Read in a write: the write loop holds SQLite's one writer connection.
+	if err := s.Write(ctx, func(q *Q) error {
+		return q.QueryRow(ctx, `SELECT backfilled FROM search_state WHERE id = 1`).Scan(&done)
+	}); err != nil || done {
+		return err
+	}
+	after := ""
+	for {
+		var n int
+		err := s.Write(ctx, func(q *Q) error {
+			rows, err := q.Query(ctx, `SELECT mail_id, session_id, from_name, subject, body, created_at FROM mails
+				WHERE mail_id > ? ORDER BY mail_id LIMIT ?`, after, searchBackfillBatch)
+			if err != nil {
+				return err
+			}
+			var docs []IndexedMail
+			var ids []string
+			for rows.Next() {
+				var d IndexedMail
+				var created int64
+				if err := rows.Scan(&d.MailID, &d.Doc.SessionID, &d.Doc.From, &d.Doc.Subject, &d.Doc.Body, &created); err != nil {
+					rows.Close()
+					return err
+				}
+				d.CreatedAt, d.Doc.Sender = FromMillis(created), d.Doc.From
+				docs = append(docs, d)
+				ids = append(ids, d.MailID)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil || len(docs) == 0 {
+				return err
+			}
+			recips, err := q.RecipientsOf(ctx, ids)
+			if err != nil {
+				return err
+			}
+			atts, err := q.AttachmentIDs(ctx, ids)
+			if err != nil {
+				return err
+			}
+			for i := range docs {
+				for _, r := range recips[docs[i].MailID] {
+					docs[i].Doc.To = append(docs[i].Doc.To, r.Name)
+				}
+				docs[i].Doc.HasAttachment = len(atts[docs[i].MailID]) > 0
+			}
+			n, after = len(docs), docs[len(docs)-1].MailID
+			return q.IndexMails(ctx, docs)
+		})
+		if err != nil {
+			return err
+		}
+		if n < searchBackfillBatch {
+			break
+		}
+	}
+	return s.Write(ctx, func(q *Q) error {
+		_, err := q.Exec(ctx, `UPDATE search_state SET backfilled = TRUE WHERE id = 1`)
+		return err
+	})
 }

@@ -638,6 +638,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mail/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the mails the agent sent or received (full text, filters, ranked, highlighted)
+         * @description The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         */
+        get: operations["getMailSearch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of: Search the mails the agent sent or received (full text, filters, ranked, highlighted)
+         * @description The status and headers the GET of this path answers, without a body. The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         */
+        head: operations["headMailSearch"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/mail/send": {
         parameters: {
             query?: never;
@@ -1054,8 +1078,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Search the person's own mails (subject, body, sender name), newest first
-         * @description Full-text search over the mails the person sent or received (query parameter q, with limit and cursor as in the inbox). 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * Search the mails the person sent or received (full text, filters, ranked, highlighted)
+         * @description Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 500 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         get: operations["getMeMailSearch"];
         put?: never;
@@ -1063,8 +1087,8 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * HEAD of: Search the person's own mails (subject, body, sender name), newest first
-         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received (query parameter q, with limit and cursor as in the inbox). 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * HEAD of: Search the mails the person sent or received (full text, filters, ranked, highlighted)
+         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 500 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         head: operations["headMeMailSearch"];
         patch?: never;
@@ -2566,6 +2590,18 @@ export interface components {
             limit: number;
             schedules: components["schemas"]["Schedule"][];
         };
+        SearchHit: {
+            mail: components["schemas"]["Mail"];
+            score: number;
+            snippet: components["schemas"]["TextSpan"][];
+            subject: components["schemas"]["TextSpan"][];
+        };
+        SearchResults: {
+            hits: components["schemas"]["SearchHit"][];
+            next_cursor?: string;
+            /** @enum {string} */
+            sort: "relevance" | "newest";
+        };
         SendMailRequest: {
             ack_required?: boolean;
             ack_within_minutes?: number;
@@ -2653,6 +2689,10 @@ export interface components {
             alias?: string;
             alias_level?: number;
             title?: string;
+        };
+        TextSpan: {
+            match?: boolean;
+            text: string;
         };
         Tree: {
             after_cursor?: string;
@@ -6022,6 +6062,142 @@ export interface operations {
             };
         };
     };
+    getMailSearch: {
+        parameters: {
+            query: {
+                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                q: string;
+                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                sort?: "relevance" | "newest";
+                /** @description at most this many hits (1..100) */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    headMailSearch: {
+        parameters: {
+            query: {
+                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                q: string;
+                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                sort?: "relevance" | "newest";
+                /** @description at most this many hits (1..100) */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postMailSend: {
         parameters: {
             query?: never;
@@ -8209,7 +8385,16 @@ export interface operations {
     };
     getMeMailSearch: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                q: string;
+                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                sort?: "relevance" | "newest";
+                /** @description at most this many hits (1..100) */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8222,7 +8407,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MailList"];
+                    "application/json": components["schemas"]["SearchResults"];
                 };
             };
             /** @description Bad Request */
@@ -8274,7 +8459,16 @@ export interface operations {
     };
     headMeMailSearch: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                q: string;
+                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                sort?: "relevance" | "newest";
+                /** @description at most this many hits (1..100) */
+                limit?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

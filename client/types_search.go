@@ -1,0 +1,59 @@
+package client
+
+import "strings"
+
+// Search orders (GET /api/v1/me/mail/search and /api/v1/mail/search, sort=).
+const (
+	// SearchRelevance ranks the newest SearchWindow matching mails by
+	// relevance (the default).
+	SearchRelevance = "relevance"
+	// SearchNewest lists every matching mail, newest first.
+	SearchNewest = "newest"
+)
+
+// SearchWindow is how many of the newest matching mails a relevance search
+// ranks; sort=newest pages through all of them.
+const SearchWindow = 500
+
+// SearchResults is the answer of a mail search (issue 21 item 4): the
+// matching mails the caller sent or received, as Hits in the order asked
+// for. NextCursor, when set, is the cursor of the next page (relevance:
+// within the ranked window; newest: older matches). Sort is the order used.
+type SearchResults struct {
+	Hits       []SearchHit `json:"hits"`
+	Sort       string      `json:"sort" enum:"relevance,newest"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+// SearchHit is one found mail with its highlights. Score is the relevance
+// (higher is better; 0 when the query has only filters or sort is newest).
+// Subject is the whole subject and Snippet at most 160 characters of the
+// body around its first match, each as spans of plain text with the
+// matched words flagged: render each span's text as text (never as HTML),
+// marking those with Match.
+type SearchHit struct {
+	Mail    Mail       `json:"mail"`
+	Score   float64    `json:"score"`
+	Subject []TextSpan `json:"subject"`
+	Snippet []TextSpan `json:"snippet"`
+}
+
+// TextSpan is a piece of plain text; Match marks a matched word or phrase.
+type TextSpan struct {
+	Text  string `json:"text"`
+	Match bool   `json:"match,omitempty"`
+}
+
+// MarkedText joins spans into one text, each match between open and
+// close (the CLI and the tools use « and »).
+func MarkedText(spans []TextSpan, open, close string) string {
+	var b strings.Builder
+	for _, s := range spans {
+		if s.Match {
+			b.WriteString(open + s.Text + close)
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	return b.String()
+}

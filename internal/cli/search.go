@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// NewSearchCommand returns `agentmail search QUERY...`: a full-text search
+// of the mails you sent or received (GET /api/v1/me/mail/search), the
+// matched words in «».
+func NewSearchCommand(env *Env) *cobra.Command {
+	var asJSON, newest bool
+	var limit int
+	var cursor string
+	cmd := &cobra.Command{
+		Use:   "search [--newest] QUERY...",
+		Short: "Search the mail you sent or received",
+		Long: `Search the mail you sent or received. Every word must appear (case and accents
+are ignored; Chinese is matched character by character, so 部署 finds 部署 inside
+longer text). Also: "exact phrases", prefix* (deploy* finds deployed), from:NAME,
+to:NAME, session:ALIAS, has:attachment, is:unread, before:2026-12-01 and
+after:2026-11-01 (dates in UTC). The best matches come first (among the newest
+500 matches); --newest lists every match newest first. Matched words are shown
+in «». Queries are at most 200 characters.`,
+		Example: `  agentmail search deploy from:claude
+  agentmail search '"build cache"' after:2026-11-01
+  agentmail search 部署 is:unread`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 || limit > 100 {
+				return usageErr("search: --limit must be 1 to 100")
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			q := client.SearchQuery{Q: strings.Join(args, " "), Limit: limit, Cursor: cursor}
+			if newest {
+				q.Sort = client.SearchNewest
+			}
+			r, err := c.MeSearch(cmd.Context(), q)
+			if err != nil {
+				return apiErr("search", err)
+			}
+			if asJSON {
+				return env.printJSON(r)
+			}
+			if len(r.Hits) == 0 {
+				fmt.Fprintln(env.Stdout, "No mail matches.")
+				return nil
+			}
+			for _, h := range r.Hits {
+				m := h.Mail
+				mark := " "
+				if m.Role != "" && !m.Read {
+					mark = "*"
+				}
+				fmt.Fprintf(env.Stdout, "%s %s  %s  %s  %s\n    %s\n", mark, m.MailID, timeText(m.CreatedAt), m.FromName, m.SessionAlias,
+					oneLine(spansText(h.Subject), 100))
+				if s := strings.TrimSpace(spansText(h.Snippet)); s != "" {
+					fmt.Fprintf(env.Stdout, "    %s\n", s)
+				}
+			}
+			if r.NextCursor != "" {
+				fmt.Fprintf(env.Stdout, "More: agentmail search --cursor %s %s\n", r.NextCursor, shellQuoteArgs(args, newest))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&newest, "newest", false, "every match, newest first (default: best matches first)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many (default 20, at most 100)")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page (the value it printed)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's SearchResults JSON")
+	return setup(cmd)
+}
+
+// spansText renders highlighted spans with the matches in «».
+func spansText(spans []client.TextSpan) string { return client.MarkedText(spans, "«", "»") }
+
+// shellQuoteArgs answers args (and --newest) as a shell would take them back.
+func shellQuoteArgs(args []string, newest bool) string {
+	var out []string
+	if newest {
+		out = append(out, "--newest")
+	}
+	for _, a := range args {
+		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(out, " ")
+}

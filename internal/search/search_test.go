@@ -1,0 +1,100 @@
+package search
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTokenizeFoldsLatinAndSplitsHan(t *testing.T) {
+	got := Words("Café ＤＥＰＬＯＹ naïve, 部署到生产环境 v2.1 ok")
+	want := []string{"cafe", "deploy", "naive", "部", "署", "到", "生", "产", "环", "境", "v2", "1", "ok"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, tok := range Tokenize("x 部署 y") {
+		if tok.Text == "部" && "x 部署 y"[tok.Start:tok.End] != "部" {
+			t.Fatalf("span of 部: %+v", tok)
+		}
+	}
+}
+
+func TestParseQueryLanguage(t *testing.T) {
+	q, err := Parse(`deploy "build cache" 部署 conf* from:Ann to:claude session:fix-login has:attachment is:unread after:2026-11-01 before:2026-12-01 http://x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, term := range q.Terms {
+		s := strings.Join(term.Tokens, "+")
+		if term.Prefix {
+			s += "*"
+		}
+		terms = append(terms, s)
+	}
+	if want := []string{"deploy", "build+cache", "部+署", "conf*", "http+x"}; !reflect.DeepEqual(terms, want) {
+		t.Fatalf("terms %q, want %q", terms, want)
+	}
+	if !reflect.DeepEqual(q.From, []string{"ann"}) || !reflect.DeepEqual(q.To, []string{"claude"}) ||
+		!reflect.DeepEqual(q.Sessions, []string{"fix-login"}) || !q.HasAttachment || !q.Unread ||
+		!q.After.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) || !q.Before.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("filters: %+v", q)
+	}
+	for _, bad := range []string{"is:read", "has:link", "before:yesterday", "a*", strings.Repeat("w ", MaxTerms+1)} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestCompileRestrictsToViewer(t *testing.T) {
+	q, _ := Parse(`"部署" deplo* from:ann`)
+	m := Compile(q, "Claude", nil)
+	if !strings.HasPrefix(m.FTS, `facets : "`+PartyFacet("claude")+`"`) || !strings.Contains(m.FTS, `{subject body sender} : "部 署"`) ||
+		!strings.Contains(m.FTS, `"deplo"*`) {
+		t.Fatalf("fts %s", m.FTS)
+	}
+	if want := `'p:636c61756465' & ('f:616e6e') & ('部' <-> '署') & 'deplo':*`; m.TSQuery != want {
+		t.Fatalf("tsquery %s, want %s", m.TSQuery, want)
+	}
+	d := Doc{Subject: "it's", Body: "a b a", From: "ann", To: []string{"claude"}, SessionID: "s1", HasAttachment: true}
+	if got := d.TSVector(); got != `'a':5,7 'b':6 'it':1 's':2 'p:616e6e' 'f:616e6e' 's:7331' 'p:636c61756465' 't:636c61756465' 'a:'` {
+		t.Fatalf("tsvector %s", got)
+	}
+}
+
+func TestHighlightMarksMatchesAsPlainSpans(t *testing.T) {
+	q, _ := Parse(`部署 deploy*`)
+	got := Highlight(q, `<b>请部署</b> Deployed!`)
+	want := []Span{{Text: "<b>请"}, {Text: "部署", Match: true}, {Text: "</b> "}, {Text: "Deployed", Match: true}, {Text: "!"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v", got)
+	}
+	sn := Snippet(q, strings.Repeat("x ", 100)+"deploy now", 20)
+	if sn[0].Text != "…" || !sn[2].Match || sn[2].Text != "deploy" {
+		t.Fatalf("snippet %+v", sn)
+	}
+	if Score(q, "deploy", "", "x") <= Score(q, "x", "", "deploy") {
+		t.Fatal("a match in the subject ranks below one in the body")
+	}
+}
+
+// A body of 1 MiB of distinct words still makes a tsvector PostgreSQL takes
+// (under 1 MB) and is cut at MaxIndexedWords.
+func TestIndexBoundsLargeBodies(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 1<<20; i++ {
+		b.WriteString("w")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString(string(rune('a'+i%26)) + string(rune('a'+(i/26)%26)) + string(rune('a'+(i/676)%26)) + " ")
+	}
+	d := Doc{Body: b.String(), From: "a"}
+	if n := len(d.TSVector()); n >= 1<<20 {
+		t.Fatalf("tsvector of %d bytes", n)
+	}
+	_, body, _, _ := d.FTSColumns()
+	if n := len(strings.Fields(body)); n != MaxIndexedWords {
+		t.Fatalf("%d words indexed", n)
+	}
+}
