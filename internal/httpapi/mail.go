@@ -33,7 +33,7 @@ func mailRoutes() []Route {
 				{Name: "after", Type: "integer", Default: 20, Description: "nodes after the mail"}, queryCursor,
 			}},
 		{Method: "GET", Path: p + "/me/counts", Auth: AuthPerson, Summary: "Unread mails and pending permission requests", Description: "The numbers behind the page's badges.", Response: client.Counts{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleCounts)},
-		{Method: "GET", Path: p + "/mail/inbox", Auth: AuthAgent, Summary: "The agent's inbox (T-1: default unread, 5, marks the listed mails read)", Description: "Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter, or mark_read with status=all.", Response: client.MailList{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleAgentInbox),
+		{Method: "GET", Path: p + "/mail/inbox", Auth: AuthAgent, Summary: "The agent's inbox (T-1: default unread, 5, marks the listed mails read)", Description: "Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter or cursor.", Response: client.MailList{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleAgentInbox),
 			Query: []OpenAPIParam{
 				{Name: "status", Enum: []string{"unread", "read", "all"}, Default: "unread"}, queryLimit(agentInboxLimit), queryCursor,
 				{Name: "mark_read", Type: "boolean", Default: true, Description: "T-1: marks exactly the listed mails read; never with status=all"},

@@ -33,11 +33,11 @@ func mcpRoutes() []Route {
 	errs := []int{400, 401, 403, 404, 500}
 	return []Route{
 		{Method: "POST", Path: MCPPath, Auth: AuthAgent, Summary: "MCP over Streamable HTTP: one JSON-RPC message (agent key or turn token as Bearer)", Description: "A JSON-RPC message of the Model Context Protocol (docs/TOOLS.md), answered as JSON or an event stream. Host and Origin are checked against DNS rebinding (403). 400 a malformed message, 404 an expired Mcp-Session-Id.",
-			Request: map[string]any{}, Status: 200, Errors: errs, Produces: "text/event-stream", Handler: (*Server).handleMCP},
+			Request: map[string]any{}, Status: 200, Errors: errs, Produces: "text/event-stream", PlainErrors: true, Handler: (*Server).handleMCP},
 		{Method: "GET", Path: MCPPath, Auth: AuthAgent, Summary: "MCP over Streamable HTTP: the session's event stream (Mcp-Session-Id)", Description: "The server-to-client stream of an MCP session. 400 no Mcp-Session-Id, 404 an expired session.",
-			Status: 200, Errors: errs, Produces: "text/event-stream", Handler: (*Server).handleMCP},
+			Status: 200, Errors: errs, Produces: "text/event-stream", PlainErrors: true, Handler: (*Server).handleMCP},
 		{Method: "DELETE", Path: MCPPath, Auth: AuthAgent, Summary: "MCP over Streamable HTTP: end the session (Mcp-Session-Id)", Description: "404 an unknown or expired session.",
-			Status: 204, Errors: errs, Handler: (*Server).handleMCP},
+			Status: 204, Errors: errs, PlainErrors: true, Handler: (*Server).handleMCP},
 	}
 }
 

@@ -52,6 +52,9 @@ type OpenAPIRoute struct {
 	ResponseContentType string
 	// Query lists the query parameters.
 	Query []OpenAPIParam
+	// PlainErrors documents text/plain besides client.ErrorBody for the
+	// error statuses (answers of a third-party handler behind the route).
+	PlainErrors bool
 }
 
 // OpenAPIEvent is one server-sent event of the event streams: its name and
@@ -398,7 +401,11 @@ func (g *oaSchemaGen) operation(r OpenAPIRoute, method, path string, pathParams 
 		if desc == "" {
 			desc = "error"
 		}
-		resp := map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+		content := map[string]any{"application/json": map[string]any{"schema": errRef}}
+		if r.PlainErrors {
+			content["text/plain"] = map[string]any{"schema": map[string]any{"type": "string"}}
+		}
+		resp := map[string]any{"description": desc, "content": content}
 		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
 			resp["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait", "schema": map[string]any{"type": "integer"}}}
 		}

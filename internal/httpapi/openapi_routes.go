@@ -15,7 +15,7 @@ func OpenAPIRoutes() []OpenAPIRoute {
 		or := OpenAPIRoute{
 			Method: rt.Method, Path: rt.Path, Auth: rt.Auth, Summary: rt.Summary, Description: rt.Description, Tag: rt.Tag,
 			Request: rt.Request, Response: rt.Response, Status: rt.Status, Errors: rt.Errors,
-			Query: rt.Query, RequestContentType: rt.Consumes, ResponseContentType: rt.Produces,
+			Query: rt.Query, RequestContentType: rt.Consumes, ResponseContentType: rt.Produces, PlainErrors: rt.PlainErrors,
 		}
 		out = append(out, or)
 	}

@@ -79,6 +79,10 @@ type Route struct {
 	Query       []OpenAPIParam
 	Consumes    string
 	Produces    string
+	// PlainErrors: besides client.ErrorBody, an error may be answered as
+	// text/plain by a third-party handler behind the route (the MCP SDK's
+	// own 400 and 404).
+	PlainErrors bool
 	Answer      AnswerFunc
 	Handler     HandlerFunc
 }

@@ -603,7 +603,7 @@ export interface paths {
         };
         /**
          * The agent's inbox (T-1: default unread, 5, marks the listed mails read)
-         * @description Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter, or mark_read with status=all. Caller: an agent (agent key as Bearer).
+         * @description Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter or cursor. Caller: an agent (agent key as Bearer).
          */
         get: operations["getMailInbox"];
         put?: never;
@@ -612,7 +612,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: The agent's inbox (T-1: default unread, 5, marks the listed mails read)
-         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter, or mark_read with status=all. Caller: an agent (agent key as Bearer).
+         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter or cursor. Caller: an agent (agent key as Bearer).
          */
         head: operations["headMailInbox"];
         patch?: never;
@@ -1657,7 +1657,7 @@ export interface paths {
         put?: never;
         /**
          * End the agent's own reservations (by id, by path, or all of a workspace)
-         * @description 400 a bad selection, 404 an unknown reservation. Caller: an agent (agent key as Bearer).
+         * @description Answers the reservations ended (ids that select nothing end nothing). 400 a bad selection, such as paths without their workspace. Caller: an agent (agent key as Bearer).
          */
         post: operations["postReservationsRelease"];
         delete?: never;
@@ -1677,7 +1677,7 @@ export interface paths {
         put?: never;
         /**
          * Extend the agent's own reservations (by id, by path, or all of a workspace)
-         * @description Sets each selected reservation's expiry ttl_minutes from now. 400 a bad selection, 404 an unknown reservation. Caller: an agent (agent key as Bearer).
+         * @description Sets each selected reservation's expiry ttl_minutes from now and answers those renewed (ids that select nothing renew nothing). 400 a bad selection, such as paths without their workspace. Caller: an agent (agent key as Bearer).
          */
         post: operations["postReservationsRenew"];
         delete?: never;
@@ -12813,6 +12813,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Unauthorized */
@@ -12822,6 +12823,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Forbidden */
@@ -12831,6 +12833,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Not Found */
@@ -12840,6 +12843,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Internal Server Error */
@@ -12849,6 +12853,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description any other error */
@@ -12858,6 +12863,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
         };
@@ -12893,6 +12899,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Unauthorized */
@@ -12902,6 +12909,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Forbidden */
@@ -12911,6 +12919,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Not Found */
@@ -12920,6 +12929,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Internal Server Error */
@@ -12929,6 +12939,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description any other error */
@@ -12938,6 +12949,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
         };
@@ -12965,6 +12977,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Unauthorized */
@@ -12974,6 +12987,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Forbidden */
@@ -12983,6 +12997,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Not Found */
@@ -12992,6 +13007,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description Internal Server Error */
@@ -13001,6 +13017,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
             /** @description any other error */
@@ -13010,6 +13027,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                    "text/plain": string;
                 };
             };
         };
