@@ -139,6 +139,9 @@ export const api = {
   tree: (id: string, q?: { before?: number; after?: number; cursor?: string }) =>
     request<T.Tree>('GET', `/me/mail/${enc(id)}/tree`, undefined, q),
   ack: (id: string) => request<T.AckResponse>('POST', `/me/mail/${enc(id)}/ack`),
+  /** search runs the server-side full-text search of the person's own mail (docs/API.md "Search"). */
+  search: (q: { q: string; sort?: 'relevance' | 'newest'; limit?: number; cursor?: string }) =>
+    request<T.SearchResults>('GET', '/me/mail/search', undefined, q),
   unacknowledged: (q?: { role?: 'sender' | 'recipient'; overdue?: boolean; limit?: number }) =>
     request<T.AckWaitingList>('GET', '/me/mail/unacknowledged', undefined, q),
   reservations: (workspace?: string) => request<T.ReservationList>('GET', '/me/reservations', undefined, { workspace }),

@@ -11,6 +11,7 @@ import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
 import { Conversation, type ConversationActions } from './Conversation'
 import { ImportanceBadge, ImportanceFilter, ImportantRow, importantBySession, type ShowFilter } from '../components/Coordination'
+import { SearchHits } from '../components/Search'
 
 /** ListView is the middle pane's mode: who am I talking to, or what is it about. */
 export type ListView = 'list' | 'cards'
@@ -49,6 +50,9 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
   const narrow = useIsNarrow()
   const [view, setView] = useState<ListView>(() => load('listView', VIEWS, 'list'))
   const [filter, setFilter] = useState('')
+  // searchQ is the server-side search shown instead of the list (Enter or
+  // the search button in the box); editing the box goes back to filtering.
+  const [searchQ, setSearchQ] = useState('')
   const [show, setShow] = useState<ShowFilter>('all')
   const [selected, setSelected] = useState<string | undefined>(openId)
   const filterRef = useRef<HTMLInputElement>(null)
@@ -206,19 +210,38 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
           className={inputClass}
           placeholder={t('list.filterPlaceholder')}
           value={filter}
-          onChange={(e) => setFilter(e.target.value)}
+          onChange={(e) => {
+            setFilter(e.target.value)
+            setSearchQ('')
+          }}
           onKeyDown={(e) => {
             if (e.key === 'Escape' || e.key === 'Enter') {
               e.currentTarget.blur()
-              if (e.key === 'Enter' && items[0]) setSelected(items[0].key)
+              if (e.key === 'Enter' && filter.trim()) setSearchQ(filter.trim())
+              if (e.key === 'Escape' && searchQ) setSearchQ('')
             }
           }}
           data-testid="list-filter"
         />
+        {filter.trim() && !searchQ && (
+          <button type="button" className="mt-1 text-xs text-blue-700 hover:underline" onClick={() => setSearchQ(filter.trim())} data-testid="search-all">
+            {t('search.all')}
+          </button>
+        )}
+        {searchQ && (
+          <div className="mt-1 flex items-center gap-2 text-xs text-slate-600">
+            <span>{t('search.showing')}</span>
+            <button type="button" className="text-blue-700 hover:underline" onClick={() => setSearchQ('')} data-testid="search-close">
+              {t('search.back')}
+            </button>
+          </div>
+        )}
         {folder === 'inbox' && <ImportanceFilter show={show} setShow={setShow} />}
       </div>
       <div className="min-h-0 flex-1 overflow-y-auto" data-testid="list-scroll">
-        {data.error && !data.data ? (
+        {searchQ ? (
+          <SearchHits q={searchQ} onOpen={(h) => navigate(`/inbox/${encodeURIComponent(h.mail.session_id)}?m=${encodeURIComponent(h.mail.mail_id)}`)} />
+        ) : data.error && !data.data ? (
           <ErrorBox error={data.error} onRetry={reload} />
         ) : !data.data ? (
           <Spinner />
