@@ -90,6 +90,7 @@ func init() {
 	f.StringSliceVar(&benchCfg.Phases, "phases", nil, "phases to run, comma separated: send,sweep,sse,inbox (default: all four)")
 	f.StringVar(&benchCfg.SQLiteSynchronous, "sqlite-synchronous", "full", "SQLite durability of the benchmark gateway: full or normal (as AGENTMAIL_SQLITE_SYNCHRONOUS)")
 	f.BoolVar(&benchCfg.StatementTimes, "statement-times", false, "count and time the gateway's SQL statements during each send measurement and print them")
+	f.StringVar(&benchCfg.HeapProfile, "memprofile", "", "write a heap profile at the peak of each SSE run to this file (.<streams> appended)")
 	f.StringVar(&benchProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	rootCmd.AddCommand(benchCmd)
 }

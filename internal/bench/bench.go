@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,6 +119,10 @@ type Config struct {
 	// during each send measurement and reports them per mail
 	// (store.TraceStatements).
 	StatementTimes bool
+	// HeapProfile, when set, is the file a heap profile is written to at
+	// the peak of each SSE run (all streams open, every event delivered);
+	// the stream count is appended to the name.
+	HeapProfile string
 	// Progress receives one line per step (nil: discarded).
 	Progress io.Writer
 }
@@ -627,13 +632,31 @@ func (b *runner) streams(ctx context.Context, n int) ([]string, error) {
 		}
 	}
 	rss := peakRSS()
+	if b.cfg.HeapProfile != "" {
+		if err := writeHeapProfile(fmt.Sprintf("%s.%d", b.cfg.HeapProfile, n)); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.logf("sse: %d streams, %d deliveries, p50 %s p99 %s, peak RSS %d MB", n, len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)), rss>>20)
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	b.logf("sse: %d streams, %d deliveries, p50 %s p99 %s, peak RSS %d MB (now: heap in use %d MB, goroutine stacks %d MB, %d goroutines, from the OS %d MB)",
+		n, len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)), rss>>20, mem.HeapInuse>>20, mem.StackInuse>>20, runtime.NumGoroutine(), mem.Sys>>20)
 	rssText := fmt.Sprintf("%d MB", rss>>20)
 	if !reset {
 		rssText += " (peak since start)"
 	}
 	return []string{strconv.Itoa(n), strconv.Itoa(mails), ms(pct(lat, 50)), ms(pct(lat, 99)), rssText}, nil
+}
+
+// writeHeapProfile writes this process's heap profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.WriteHeapProfile(f)
 }
 
 // inboxVariants are the timed inbox requests.

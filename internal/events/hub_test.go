@@ -35,7 +35,7 @@ func recv(t *testing.T, s *Sub) Event {
 		if !ok {
 			t.Fatal("subscription closed")
 		}
-		return e
+		return *e
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event within 10 s")
 	}

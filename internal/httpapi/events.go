@@ -139,7 +139,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			// flush once.
 			for pending := len(sub.C); ; pending-- {
 				if e.ID > last {
-					if err := write(e); err != nil {
+					if err := write(*e); err != nil {
 						return nil
 					}
 				}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 )
 
@@ -20,6 +21,11 @@ type EventRow struct {
 // in the same transaction as the write it announces.
 func (q *Q) InsertEvent(ctx context.Context, recipient, typ string, data []byte, now time.Time) (int64, error) {
 	const insert = `INSERT INTO events (recipient, type, data, created_at) VALUES (?, ?, ?, ?)`
+	if !q.tx {
+		// Readers rely on every event being taken inside a write
+		// transaction that began with Dialect.BeginWrite (EventCursor).
+		return 0, errors.New("store: InsertEvent outside a write transaction")
+	}
 	var id int64
 	var err error
 	if q.d.LastInsertID() {
@@ -75,4 +81,154 @@ func (q *Q) eventRows(ctx context.Context, query string, args ...any) ([]EventRo
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// EventCursor reads the event log in id order for the event hub without
+// ever passing an id that a transaction still running may commit later.
+//
+// On SQLite one writer commits at a time, so the ids a reader sees are
+// final: the cursor is "after Last". On PostgreSQL, transactions of
+// different connections (and replicas) take event ids from one sequence
+// but may commit in another order, so a reader can see id h committed
+// while a lower id g is still held by a running transaction. The cursor
+// therefore hands out only the gap-free run after Last and stops at a
+// missing id g. Having seen the gap, it takes a transaction id R of its
+// own (pg_current_xact_id(), after that snapshot), and passes g only in a
+// later snapshot whose xmin is above R:
+//
+//   - every write transaction takes its transaction id first
+//     (Dialect.BeginWrite: pg_current_xact_id()), before any event id;
+//   - g was missing while a larger id h was visible, so g was taken before
+//     h (a sequence only grows), h's transaction committed before that
+//     snapshot, and g's transaction had its id before that: its id is
+//     below R, which was assigned later;
+//   - a snapshot whose xmin (the oldest transaction id still running) is
+//     above R has no transaction at or below R running: g's committed, and
+//     is then visible in that same snapshot (the rows are read in the same
+//     REPEATABLE READ transaction), or it rolled back and g never comes.
+//
+// So no id a reader passed can commit afterwards: every event id below a
+// reader's position is one it was handed (or one that never committed).
+// A missing id delays the ids after it until the transactions running when
+// it was seen have ended (short: a gateway's transaction is one batch of
+// requests); the hub reads again soon while Waiting. A gap costs the reader
+// one transaction id; reads without a gap cost none.
+type EventCursor struct {
+	// Last is the position: every id ≤ Last was handed out or never
+	// committed.
+	Last       int64
+	gapAt      int64 // first missing id being waited for, 0 for none
+	gapHorizon int64 // R: a transaction id taken after gapAt was seen missing
+}
+
+// Waiting reports whether the cursor stopped before a missing id that a
+// running transaction may still commit; read again soon.
+func (c *EventCursor) Waiting() bool { return c.gapAt != 0 }
+
+// NextEvents answers up to limit events after c.Last, oldest first, that
+// may be handed out (see EventCursor), and moves c past them.
+func (s *Store) NextEvents(ctx context.Context, c *EventCursor, limit int) ([]EventRow, error) {
+	if s.dialect.Name() != "postgres" {
+		evs, err := s.Read().EventsAfter(ctx, c.Last, limit)
+		if len(evs) > 0 {
+			c.Last = evs[len(evs)-1].ID
+		}
+		return evs, err
+	}
+	xmin, evs, err := s.eventsInSnapshot(ctx, c.Last, limit)
+	if err != nil {
+		return nil, err
+	}
+	out, newGap := c.take(evs, xmin)
+	if newGap {
+		if c.gapHorizon, err = s.newTransactionID(ctx); err != nil {
+			c.gapAt = 0 // seen again at the next read
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// newTransactionID takes a transaction id (in a transaction of its own,
+// which ends at once) and answers it: every transaction id taken before
+// this call is below it.
+func (s *Store) newTransactionID(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.reader.QueryRowContext(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&id)
+	return id, err
+}
+
+// eventsInSnapshot reads, in one REPEATABLE READ snapshot, its xmin and
+// the events after "after".
+func (s *Store) eventsInSnapshot(ctx context.Context, after int64, limit int) (xmin int64, evs []EventRow, err error) {
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin); err != nil {
+		return 0, nil, err
+	}
+	q := &Q{db: tx, d: s.dialect}
+	if evs, err = q.EventsAfter(ctx, after, limit); err != nil {
+		return 0, nil, err
+	}
+	return xmin, evs, tx.Commit()
+}
+
+// take hands out the gap-free run of evs (ids after c.Last, ascending,
+// read in a snapshot with that xmin), passing a missing id only as
+// EventCursor explains. newGap reports a missing id seen for the first
+// time: the caller then sets c.gapHorizon.
+func (c *EventCursor) take(evs []EventRow, xmin int64) (out []EventRow, newGap bool) {
+	out = evs[:0:0]
+	for _, e := range evs {
+		if e.ID != c.Last+1 {
+			next := c.Last + 1
+			if c.gapAt != next {
+				c.gapAt = next
+				return out, true
+			}
+			if xmin <= c.gapHorizon {
+				return out, false // a transaction that may hold the missing id runs
+			}
+			// The missing ids never committed.
+		}
+		out = append(out, e)
+		c.Last, c.gapAt = e.ID, 0
+	}
+	return out, false
+}
+
+// SafeEventStart answers the end of the log for a hub that starts: the
+// newest event id, returned once every transaction that may still hold a
+// lower id has ended (PostgreSQL; the argument of EventCursor with the
+// newest id as h), so that a stream of the new hub misses nothing that
+// commits after it. It waits at most until ctx ends.
+func (s *Store) SafeEventStart(ctx context.Context) (int64, error) {
+	if s.dialect.Name() != "postgres" {
+		return s.Read().MaxEventID(ctx)
+	}
+	newest, err := s.Read().MaxEventID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	horizon, err := s.newTransactionID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		var xmin int64
+		if err := s.reader.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin); err != nil {
+			return 0, err
+		}
+		if xmin > horizon {
+			return newest, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }

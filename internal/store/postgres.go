@@ -24,7 +24,7 @@ const EventChannel = "agentmail_events"
 // locks in the same database.
 const (
 	// writeLockKey serialises every write transaction of every replica (see
-	// Postgres.WriteLock).
+	// Postgres.BeginWrite).
 	writeLockKey int64 = 0x61676d6c_00000001
 	// migrateLockKey lets one replica at a time apply migrations.
 	migrateLockKey int64 = 0x61676d6c_00000002
@@ -98,7 +98,7 @@ func ParsePostgresURL(raw string) (string, PostgresPool, error) {
 }
 
 // openPostgres opens a PostgreSQL store: one pool serves reads and writes
-// (PostgreSQL has no single-writer limit, Postgres.WriteLock orders the
+// (PostgreSQL has no single-writer limit, Postgres.BeginWrite orders the
 // writes), no data-directory lock is taken (several replicas share one
 // database by design), and pending migrations are applied while holding an
 // advisory lock, so replicas starting together migrate once.

@@ -243,7 +243,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		fail(fmt.Errorf("store: begin: %w", err))
 		return
 	}
-	if l := s.dialect.WriteLock(); l != "" {
+	if l := s.dialect.BeginWrite(); l != "" {
 		if err := tx.exec(ctx, l); err != nil {
 			tx.rollback(ctx)
 			fail(fmt.Errorf("store: write lock: %w", err))
