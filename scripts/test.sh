@@ -80,6 +80,14 @@ web_unit() {
   (cd web && npm run --silent typecheck && npm test --silent)
 }
 
+web_generated_client() {
+  # A TypeScript client generated from api/openapi.json (openapi-typescript
+  # + openapi-fetch) type-checks and makes real calls against a started
+  # gateway (web/e2e/apiclient).
+  go build -o web/.e2e-agentmail ./cmd/agentmail &&
+    (cd web && AGENTMAIL_BIN="$PWD/.e2e-agentmail" npm run --silent test:client)
+}
+
 web_browser() {
   go build -o web/.e2e-agentmail ./cmd/agentmail &&
     (cd web && AGENTMAIL_BIN="$PWD/.e2e-agentmail" npm run --silent test:e2e)
@@ -120,6 +128,7 @@ if [ -f web/package.json ]; then
   step "web wire types match api/openapi.json" web_types_current
   step "web typecheck and unit tests" web_unit
   step "committed web build matches the sources" env SKIP_NPM_CI=1 scripts/check-web-build.sh
+  step "generated TypeScript client against a started gateway" web_generated_client
   step "web browser tests" web_browser
 fi
 step "the tests left the checkout as they found it" checkout_untouched
