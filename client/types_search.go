@@ -13,7 +13,7 @@ const (
 
 // SearchWindow is how many of the newest matching mails a relevance search
 // ranks; sort=newest pages through all of them.
-const SearchWindow = 500
+const SearchWindow = 200
 
 // SearchResults is the answer of a mail search (issue 21 item 4): the
 // matching mails the caller sent or received, as Hits in the order asked

@@ -85,6 +85,7 @@ func init() {
 	f.IntVar(&benchCfg.StreamSenders, "stream-senders", 8, "concurrent senders of the SSE phase")
 	f.IntVar(&benchCfg.StoredMails, "stored", 1_000_000, "mails seeded before the inbox phase")
 	f.IntVar(&benchCfg.InboxRequests, "inbox-requests", 2000, "timed inbox requests per variant")
+	f.IntVar(&benchCfg.SearchRequests, "search-requests", 500, "timed searches per search variant (after the seeding)")
 	f.StringVar(&benchCfg.DataDir, "data-dir", "", "data directory of the benchmark gateway (default: a temporary one, removed after)")
 	f.StringVar(&benchCfg.DatabaseURL, "database-url", "", "run on PostgreSQL: a server URL (postgres://user@host:5432/postgres) where a scratch database is created and dropped after; empty: SQLite")
 	f.StringSliceVar(&benchCfg.Phases, "phases", nil, "phases to run, comma separated: send,sweep,sse,inbox (default: all four)")

@@ -100,6 +100,9 @@ type Config struct {
 	InboxShare  float64
 	// InboxRequests is how many inbox requests are timed per variant (2,000).
 	InboxRequests int
+	// SearchRequests is how many searches are timed per search variant
+	// after the seeding (500).
+	SearchRequests int
 	// DataDir is where the temporary gateway keeps its database; "" makes
 	// and removes a temporary directory.
 	DataDir string
@@ -187,6 +190,9 @@ func (c *Config) fill() {
 	}
 	if c.InboxRequests <= 0 {
 		c.InboxRequests = 2000
+	}
+	if c.SearchRequests <= 0 {
+		c.SearchRequests = 500
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -729,6 +735,15 @@ func (b *runner) inboxPhase(ctx context.Context, rep *Report) error {
 		rep.Rows = append(rep.Rows, Row{fmt.Sprintf("inbox latency p50 / p99 (%s), %d stored mails, %d in this inbox", v.name, b.cfg.StoredMails, mine),
 			fmt.Sprintf("%s / %s", ms(p50), ms(p99)), "p99 ≤ 5 ms"})
 	}
+	srows, err := b.timeSearches(ctx, agent, raw) // search.go
+	if err != nil {
+		return err
+	}
+	st := Table{Title: fmt.Sprintf("Search p50 / p99 as the measured agent (GET /api/v1/mail/search, limit 20), %d stored mails, %d in its scope", b.cfg.StoredMails, mine),
+		Header: []string{"query", "q", "hits on page 1", "p50 / p99"}, Rows: srows}
+	for _, r := range srows {
+		rep.Rows = append(rep.Rows, Row{fmt.Sprintf("search latency p50 / p99 (%s), %d stored mails, %d in scope", r[0], b.cfg.StoredMails, mine), r[3], "p99 ≤ 20 ms"})
+	}
 	for _, kind := range []string{kindAgent, kindPerson} {
 		r, err := b.measure(ctx, kind, b.cfg.Senders)
 		if err != nil {
@@ -738,7 +753,7 @@ func (b *runner) inboxPhase(ctx context.Context, rep *Report) error {
 	}
 	t.Rows = append(t.Rows, row)
 	t.Title += fmt.Sprintf(" (sends: %d senders; the 0 row's are the send phase's, on a database holding only what that phase wrote)", b.cfg.Senders)
-	rep.Tables = append(rep.Tables, t)
+	rep.Tables = append(rep.Tables, t, st)
 	return nil
 }
 

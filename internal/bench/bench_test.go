@@ -18,14 +18,14 @@ func TestRunProducesEveryFigure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{Senders: 4, SenderSweep: []int{1, 3}, SendDuration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
-		StreamAgents: 5, StreamCounts: []int{3, 5}, StreamSenders: 2, StoredMails: 2000, InboxRequests: 20, DataDir: t.TempDir()})
+		StreamAgents: 5, StreamCounts: []int{3, 5}, StreamSenders: 2, StoredMails: 2000, InboxRequests: 20, SearchRequests: 10, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	table := rep.Table()
 	for _, want := range []string{"mails sent per second, 4 concurrent senders, agent sends", "person sends", "send latency",
 		"SSE delivery latency", "inbox latency", "2000 stored mails", "against concurrent senders", "| 3 |",
-		"against open streams", " MB", "against stored mails", "| 2000 |"} {
+		"against open streams", " MB", "against stored mails", "| 2000 |", "search latency", "two Chinese characters"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

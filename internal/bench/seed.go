@@ -15,7 +15,8 @@ const seedChunk = 20000
 // seed stores total mails from admin in session sessionID with direct
 // batched inserts: share of them to the agent "inbox" (every second one of
 // those already read), the rest spread over the agents a0..a<others-1>.
-// It answers how many went to "inbox".
+// It answers how many went to "inbox". Subjects and bodies are drawn from
+// seedWords (search.go), and the search index is written with them.
 func seed(ctx context.Context, st *store.Store, sessionID string, total int, share float64, others int) (int, error) {
 	sess, err := st.Read().GetSession(ctx, sessionID)
 	if err != nil {
@@ -27,7 +28,6 @@ func seed(ctx context.Context, st *store.Store, sessionID string, total int, sha
 	}
 	mine := 0
 	base := time.Now().Add(-time.Duration(total) * time.Millisecond).UTC()
-	body := "Seeded mail body for the inbox benchmark."
 	for start := 0; start < total; start += seedChunk {
 		end := min(start+seedChunk, total)
 		mails := make([]store.MailRow, 0, end-start)
@@ -35,8 +35,9 @@ func seed(ctx context.Context, st *store.Store, sessionID string, total int, sha
 		for i := start; i < end; i++ {
 			id := store.NewID()
 			at := base.Add(time.Duration(i) * time.Millisecond)
+			subject, body := seedText(i) // search.go
 			mails = append(mails, store.MailRow{MailID: id, SessionID: sessionID, FromName: "admin", FromKind: store.KindPerson,
-				FromAddress: address.Format("admin", "", sess.Alias), Subject: fmt.Sprintf("seeded %d", i), Body: body,
+				FromAddress: address.Format("admin", "", sess.Alias), Subject: fmt.Sprintf("%s %d", subject, i), Body: body,
 				MailType: "normal", CreatedAt: at})
 			name := fmt.Sprintf("a%d", i%others)
 			read := false

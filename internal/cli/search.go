@@ -24,7 +24,7 @@ are ignored; Chinese is matched character by character, so 部署 finds 部署 i
 longer text). Also: "exact phrases", prefix* (deploy* finds deployed), from:NAME,
 to:NAME, session:ALIAS, has:attachment, is:unread, before:2026-12-01 and
 after:2026-11-01 (dates in UTC). The best matches come first (among the newest
-500 matches); --newest lists every match newest first. Matched words are shown
+200 matches); --newest lists every match newest first. Matched words are shown
 in «». Queries are at most 200 characters.`,
 		Example: `  agentmail search deploy from:claude
   agentmail search '"build cache"' after:2026-11-01

@@ -11,7 +11,7 @@ import (
 var searchQuery = []OpenAPIParam{
 	{Name: "q", Required: true, Description: "the query: words, \"phrases\", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters"},
 	{Name: "sort", Enum: []string{client.SearchRelevance, client.SearchNewest}, Default: client.SearchRelevance,
-		Description: "relevance ranks the newest 500 matches; newest lists every match, newest first"},
+		Description: "relevance ranks the newest 200 matches; newest lists every match, newest first"},
 	{Name: "limit", Type: "integer", Default: gateway.SearchDefaultLimit, Description: "at most this many hits (1..100)"},
 	queryCursor,
 }
@@ -22,7 +22,7 @@ func searchRoutes() []Route {
 	return []Route{
 		{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
 			Summary:     "Search the mails the person sent or received (full text, filters, ranked, highlighted)",
-			Description: "Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md \"Search\"); relevance ranks the newest 500 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter.",
+			Description: "Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md \"Search\"); relevance ranks the newest 200 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter.",
 			Response:    client.SearchResults{}, Status: 200, Errors: errsPerson, Query: searchQuery, Answer: answer((*Server).handleSearch)},
 		{Method: "GET", Path: Prefix + "/mail/search", Auth: AuthAgent,
 			Summary:     "Search the mails the agent sent or received (full text, filters, ranked, highlighted)",

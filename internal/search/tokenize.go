@@ -30,6 +30,12 @@ type Token struct {
 
 // isCJK reports whether r is a character that is a token on its own.
 func isCJK(r rune) bool {
+	if r >= 0x4e00 && r <= 0x9fff {
+		return true
+	}
+	if r < 0x2e80 {
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }
 
@@ -38,6 +44,9 @@ func isCJK(r rune) bool {
 // answer may be several runes (ligatures) or none (a lone combining mark
 // on a Latin letter).
 func foldRune(r rune) string {
+	if r >= 0x4e00 && r <= 0x9fff { // CJK Unified Ideographs: NFKC and case leave them alone
+		return string(r)
+	}
 	s := string(r)
 	if r >= utf8.RuneSelf {
 		s = norm.NFKC.String(s)
@@ -87,6 +96,25 @@ func Tokenize(text string) []Token {
 		wordStart, wordRunes = -1, 0
 	}
 	for i, r := range text {
+		if r < utf8.RuneSelf { // ASCII: no folding tables
+			c := byte(r)
+			switch {
+			case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+			default:
+				flush(i)
+				continue
+			}
+			if wordStart < 0 {
+				wordStart = i
+			}
+			if wordRunes < MaxTokenRunes {
+				word.WriteByte(c)
+				wordRunes++
+			}
+			continue
+		}
 		size := utf8.RuneLen(r)
 		if r == utf8.RuneError {
 			size = 1

@@ -170,8 +170,15 @@ func (q *Q) SearchCandidates(ctx context.Context, m search.Match, viewer string,
 			args = append(args, viewer)
 		}
 	}
+	// SQLite: the order and bound on the FTS rowid itself, which FTS5 reads
+	// in that order and stops at the limit (on d.doc_id it would sort
+	// every match first).
+	order := "d.doc_id"
+	if !q.postgres() {
+		order = "f.rowid"
+	}
 	if f.BeforeDoc > 0 {
-		query.WriteString(` AND d.doc_id < ?`)
+		query.WriteString(` AND ` + order + ` < ?`)
 		args = append(args, f.BeforeDoc)
 	}
 	if !f.After.IsZero() {
@@ -182,7 +189,7 @@ func (q *Q) SearchCandidates(ctx context.Context, m search.Match, viewer string,
 		query.WriteString(` AND d.created_at < ?`)
 		args = append(args, Millis(f.Before))
 	}
-	query.WriteString(` ORDER BY d.doc_id DESC LIMIT ?`)
+	query.WriteString(` ORDER BY ` + order + ` DESC LIMIT ?`)
 	args = append(args, limit)
 	rows, err := q.Query(ctx, query.String(), args...)
 	if err != nil {

@@ -1079,7 +1079,7 @@ export interface paths {
         };
         /**
          * Search the mails the person sent or received (full text, filters, ranked, highlighted)
-         * @description Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 500 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 200 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         get: operations["getMeMailSearch"];
         put?: never;
@@ -1088,7 +1088,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: Search the mails the person sent or received (full text, filters, ranked, highlighted)
-         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 500 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 200 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         head: operations["headMeMailSearch"];
         patch?: never;
@@ -6067,7 +6067,7 @@ export interface operations {
             query: {
                 /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
@@ -6141,7 +6141,7 @@ export interface operations {
             query: {
                 /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
@@ -8388,7 +8388,7 @@ export interface operations {
             query: {
                 /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
@@ -8462,7 +8462,7 @@ export interface operations {
             query: {
                 /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 500 matches; newest lists every match, newest first */
+                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
