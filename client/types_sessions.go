@@ -26,11 +26,19 @@ type Session struct {
 	PlatformSessionID string   `json:"platform_session_id,omitempty"`
 	// OriginSessionID is the session whose turn opened this one by
 	// delegation (issue 15); absent for a session opened outside a turn.
-	OriginSessionID string    `json:"origin_session_id,omitempty"`
-	Participants    []string  `json:"participants"`
-	CreatedBy       string    `json:"created_by"`
-	CreatedAt       time.Time `json:"created_at"`
-	LastActivity    time.Time `json:"last_activity"`
+	OriginSessionID string `json:"origin_session_id,omitempty"`
+	// Origin is the origin session, filled in the answers about one
+	// session (GET /me/sessions/{id}, GET /sessions/{id}) when the viewer
+	// may see it; absent otherwise, as for a session opened outside a turn.
+	Origin *SessionRef `json:"origin,omitempty"`
+	// Delegations are the sessions delegated from this one (issue 15),
+	// oldest first, at most 100, each with its own rounds: filled in the
+	// answers about one session, absent when there are none.
+	Delegations  []SessionRef `json:"delegations,omitempty"`
+	Participants []string     `json:"participants"`
+	CreatedBy    string       `json:"created_by"`
+	CreatedAt    time.Time    `json:"created_at"`
+	LastActivity time.Time    `json:"last_activity"`
 	// Filled in session listings for the viewer:
 	Unread         int    `json:"unread"`
 	LastMailID     string `json:"last_mail_id,omitempty"`
@@ -39,6 +47,19 @@ type Session struct {
 	MailCount      int    `json:"mail_count"`
 	PendingPermits int    `json:"pending_permissions"`
 	RunState       string `json:"run_state,omitempty" enum:"running,idle,finished,failed"` // state of the latest run, if any
+}
+
+// SessionRef names a session next to another one: the origin of a
+// delegated session, or a session delegated from it (issue 15). AgentName
+// is the agent asked in it; UsedRounds and BudgetMax are its own rounds (0
+// = unlimited), which the origin is never charged for.
+type SessionRef struct {
+	SessionID  string `json:"session_id"`
+	Alias      string `json:"alias"`
+	Subject    string `json:"subject"`
+	AgentName  string `json:"agent_name,omitempty"`
+	UsedRounds int    `json:"used_rounds"`
+	BudgetMax  int    `json:"budget_max"`
 }
 
 // SessionList answers GET /api/v1/me/sessions (most recent activity first).

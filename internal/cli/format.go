@@ -82,9 +82,9 @@ func recipientsText(m *client.Mail, role string) string {
 	return strings.Join(out, ", ")
 }
 
-// printMail writes a mail with its headers, attachments, permission state
-// and body.
-func printMail(w io.Writer, m *client.Mail) {
+// printMail writes a mail with its headers, the delegation chain of its
+// session (nil: none), attachments, permission state and body.
+func printMail(w io.Writer, m *client.Mail, chain *sessionChain) {
 	from := m.FromName
 	if m.FromAddress != "" && m.FromAddress != m.FromName {
 		from += " <" + m.FromAddress + ">"
@@ -103,6 +103,7 @@ func printMail(w io.Writer, m *client.Mail) {
 		session = m.SessionID
 	}
 	fmt.Fprintf(w, "Session:  %s\n", session)
+	chain.print(w) // delegation.go
 	if m.ParentMailID != "" {
 		fmt.Fprintf(w, "Reply to: %s\n", m.ParentMailID)
 	}

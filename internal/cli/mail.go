@@ -276,7 +276,7 @@ func NewShowCommand(env *Env) *cobra.Command {
 			if asJSON {
 				return env.printJSON(m)
 			}
-			printMail(env.Stdout, m)
+			printMail(env.Stdout, m, readSessionChain(ctx, c, m.SessionID))
 			for _, p := range saved {
 				fmt.Fprintf(env.Stdout, "Saved %s\n", p)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
 )
 
@@ -146,6 +147,57 @@ func (s *Service) delegationOrigin(ctx context.Context, q *store.Q, p *Principal
 			"answer in this session instead of delegating further, or ask a person to start a new conversation")
 	}
 	return &origin, nil
+}
+
+// maxDelegationsShown bounds Session.Delegations.
+const maxDelegationsShown = 100
+
+// sessionRef is the short form of a session beside another one.
+func sessionRef(row store.SessionRow) client.SessionRef {
+	return client.SessionRef{SessionID: row.SessionID, Alias: row.Alias, Subject: row.Subject, AgentName: row.AgentName,
+		UsedRounds: row.UsedRounds, BudgetMax: row.BudgetMax}
+}
+
+// delegationLinks answers the links of session row for viewer (issue 15
+// points 5 and 6): its origin, when viewer may see it, and the sessions
+// delegated from it that viewer may see, oldest first (at most
+// maxDelegationsShown). What viewer may not see is left out, so the links
+// reveal no session beyond visibleSessions.
+func delegationLinks(ctx context.Context, q *store.Q, row store.SessionRow, viewer string) (*client.SessionRef, []client.SessionRef, error) {
+	var origin *client.SessionRef
+	if row.OriginSessionID != "" {
+		o, err := q.GetSession(ctx, row.OriginSessionID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		if err == nil {
+			if ok, err := mayViewSession(ctx, q, o.SessionID, viewer); err != nil {
+				return nil, nil, err
+			} else if ok {
+				ref := sessionRef(o)
+				origin = &ref
+			}
+		}
+	}
+	rows, err := q.SessionsDelegatedFrom(ctx, row.SessionID, maxDelegationsShown)
+	if err != nil || len(rows) == 0 {
+		return origin, nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.SessionID
+	}
+	vis, err := visibleSessions(ctx, q, viewer, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []client.SessionRef
+	for _, r := range rows {
+		if vis[r.SessionID] {
+			out = append(out, sessionRef(r))
+		}
+	}
+	return origin, out, nil
 }
 
 // hasParty reports whether parties holds one named name.

@@ -349,3 +349,59 @@ func TestDelegationChainRelaysEachLevel(t *testing.T) {
 		t.Fatal("the origin was charged a round for the relays")
 	}
 }
+
+// TestDelegationLinks: the origin's answer lists its delegated sessions
+// with their own rounds, the delegated session's answer names its origin,
+// and neither reveals a session the viewer may not see.
+func TestDelegationLinks(t *testing.T) {
+	w := newDelegationWorld(t)
+	e := w.e
+	o, err := e.svc.GetSession(e.ctx, e.alice, w.origin.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Delegations) != 1 {
+		t.Fatalf("the origin's delegations = %+v, want the one delegated session", o.Delegations)
+	}
+	if d := o.Delegations[0]; d.SessionID != w.delegated.SessionID || d.AgentName != "helper" || d.Alias != w.delegated.SessionAlias ||
+		d.Subject != "sub T" || d.UsedRounds != 2 || d.BudgetMax == 0 {
+		t.Fatalf("the origin's delegation = %+v; want helper's session with 2 rounds used of its own budget", d)
+	}
+	if o.Origin != nil {
+		t.Fatalf("the origin names an origin: %+v", o.Origin)
+	}
+	d, err := e.svc.GetSession(e.ctx, e.bob, w.delegated.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Origin == nil || d.Origin.SessionID != w.origin.SessionID || d.Origin.Alias != w.origin.SessionAlias {
+		t.Fatalf("the delegated session's origin for bob = %+v, want %s", d.Origin, w.origin.SessionID)
+	}
+	// helper takes no part in the origin: its answer names none.
+	hd, err := e.svc.GetSession(e.ctx, w.helper, w.delegated.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hd.Origin != nil || hd.OriginSessionID != w.origin.SessionID {
+		t.Fatalf("helper's view of the delegated session: origin %+v (id %q); want no link, the id only", hd.Origin, hd.OriginSessionID)
+	}
+	// A session delegated from the delegated one shows on it, and only to who may see it.
+	hctx, hp := turnCtx(e, "helper", w.delegated.SessionID)
+	if _, err := e.svc.CreateAgentKey(e.ctx, client.CreateAgentKeyRequest{AgentName: "third", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.svc.Send(hctx, hp, client.SendMailRequest{To: "third@/work/t.new", Subject: "sub U", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err = e.svc.GetSession(e.ctx, e.alice, w.delegated.SessionID)
+	if err != nil || len(d.Delegations) != 1 || d.Delegations[0].SessionID != second.SessionID || d.Delegations[0].UsedRounds != 1 {
+		t.Fatalf("the delegated session's delegations for alice = %+v, %v", d, err)
+	}
+	// bot's turn of the origin sees both levels below it.
+	_, bot := turnCtx(e, "bot", w.origin.SessionID)
+	bo, err := e.svc.GetSession(w.botTurn, bot, w.origin.SessionID)
+	if err != nil || len(bo.Delegations) != 1 {
+		t.Fatalf("bot's turn reading the origin = %+v, %v", bo, err)
+	}
+}

@@ -91,6 +91,9 @@ func (s *Service) oneSessionView(ctx context.Context, q *store.Q, row store.Sess
 	if v.FormerAliases, err = formerAliases(ctx, q, row.SessionID); err != nil {
 		return nil, err
 	}
+	if v.Origin, v.Delegations, err = delegationLinks(ctx, q, row, viewer); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 

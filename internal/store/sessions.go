@@ -71,6 +71,17 @@ func (q *Q) GetSession(ctx context.Context, id string) (SessionRow, error) {
 	return s, err
 }
 
+// SessionsDelegatedFrom answers at most limit sessions whose origin is
+// originID (issue 15), oldest first; none for an unknown id or "" (index
+// mail_sessions_origin).
+func (q *Q) SessionsDelegatedFrom(ctx context.Context, originID string, limit int) ([]SessionRow, error) {
+	if originID == "" {
+		return nil, nil
+	}
+	return q.sessionRows(ctx, `SELECT `+sessionCols+` FROM mail_sessions WHERE origin_session_id = ?
+		ORDER BY created_at, session_id LIMIT ?`, originID, limit)
+}
+
 // SessionByAlias answers the session with that alias or ErrNotFound.
 func (q *Q) SessionByAlias(ctx context.Context, alias string) (SessionRow, error) {
 	s, err := scanSession(q.QueryRow(ctx, `SELECT `+sessionCols+` FROM mail_sessions WHERE alias = ?`, alias))
@@ -380,6 +391,11 @@ func (q *Q) SessionsOf(ctx context.Context, name string, limit int, beforeActivi
 	}
 	query += ` ORDER BY s.last_activity DESC, s.session_id DESC LIMIT ?`
 	args = append(args, limit)
+	return q.sessionRows(ctx, query, args...)
+}
+
+// sessionRows runs a query selecting sessionCols and scans every row.
+func (q *Q) sessionRows(ctx context.Context, query string, args ...any) ([]SessionRow, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -2638,6 +2638,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             created_by: string;
+            delegations?: components["schemas"]["SessionRef"][];
             former_aliases?: string[];
             /** Format: date-time */
             last_activity: string;
@@ -2645,6 +2646,7 @@ export interface components {
             last_mail_id?: string;
             last_snippet?: string;
             mail_count: number;
+            origin?: components["schemas"]["SessionRef"] | null;
             origin_session_id?: string;
             participants: string[];
             pending_permissions: number;
@@ -2660,6 +2662,14 @@ export interface components {
         SessionList: {
             next_cursor?: string;
             sessions: components["schemas"]["Session"][];
+        };
+        SessionRef: {
+            agent_name?: string;
+            alias: string;
+            budget_max: number;
+            session_id: string;
+            subject: string;
+            used_rounds: number;
         };
         /** @description Either the allowed models in priority order, or models_unrestricted true to remove the list. */
         SetAllowedModelsRequest: {
