@@ -7,9 +7,20 @@
 // English and in Chinese; once a turn works it is plain online again.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { rmSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, Gateway, buildBinary, freePort, launchBrowser, tempDir } from './harness.mjs'
+import { Api, Gateway, MAX_ATTACHMENT_BYTES, buildBinary, freePort, launchBrowser, tempDir, waitFor } from './harness.mjs'
+
+/** canMountTmpfs tells whether `unshare -rm` may mount a tmpfs here (a user and mount namespace). */
+function canMountTmpfs() {
+  try {
+    execFileSync('unshare', ['-rm', 'sh', '-c', 'd=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs "$d" && umount "$d" && rmdir "$d"'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
 
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-first'
@@ -85,5 +96,71 @@ describe('the first hour', () => {
     await page.locator('[data-testid="agent-status"][data-status="online"]').waitFor()
     assert.equal(await page.getByTestId('agent-failing').count(), 0)
     assert.equal((await admin.get('/agents')).agents.find((a) => a.name === 'claude').failing, undefined)
+  })
+})
+
+// A full disk is named on the page (issue 18 point 12): a gateway whose data
+// directory is a small tmpfs, filled by uploads until a write answers 507
+// storage_full; the page then shows the banner (from /readyz), in English
+// and in Chinese, and a send names the full disk instead of a bare error.
+describe('a full disk', { skip: !canMountTmpfs() && 'unshare -rm cannot mount a tmpfs here' }, () => {
+  let full, fullAdmin
+  before(async () => {
+    const dataDir = join(work, 'small-data')
+    mkdirSync(dataDir)
+    full = new Gateway({
+      bin: buildBinary(work), port: await freePort(), dataDir, adminUser: ADMIN, adminPassword: PASSWORD,
+      wrap: ['unshare', '-rm', 'sh', '-c', `mount -t tmpfs -o size=3m tmpfs '${dataDir}' && exec "$@"`, 'sh'],
+    })
+    await full.start()
+    fullAdmin = new Api(full.url)
+    await fullAdmin.login(ADMIN, PASSWORD)
+    // A second person reads Chinese (set while there is still space).
+    await fullAdmin.post('/admin/users', { username: 'lin', password: 'lin-password-1' })
+    const lin = new Api(full.url)
+    await lin.login('lin', 'lin-password-1')
+    await lin.patch('/me', { language: 'zh' })
+  })
+  after(async () => {
+    await full?.stop()
+  })
+
+  test('the banner names the full disk (English, Chinese)', async () => {
+    const signIn = async (user, password) => {
+      const c = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
+      const p = await c.newPage()
+      p.setDefaultTimeout(20000)
+      await p.goto(full.url + '/')
+      await p.getByLabel('Username').fill(user)
+      await p.getByLabel('Password').fill(password)
+      await p.getByRole('button', { name: 'Sign in' }).click()
+      await p.getByTestId('nav-inbox').waitFor()
+      return p
+    }
+    // Both are signed in before the disk fills (signing in writes).
+    const en = await signIn(ADMIN, PASSWORD)
+    const zh = await signIn('lin', 'lin-password-1')
+    // Fill the disk with uploads until the gateway answers 507 storage_full.
+    const chunk = new Uint8Array(MAX_ATTACHMENT_BYTES - 1024).fill(65)
+    let status = 0
+    for (let i = 0; i < 10 && status !== 507; i++) {
+      const form = new FormData()
+      form.append('file', new Blob([chunk]), `fill-${i}.bin`)
+      const res = await fullAdmin.post('/me/attachments', form, { raw: true, expect: undefined }).catch((e) => e)
+      status = res instanceof Error ? Number(/→ (\d+)/.exec(res.message)?.[1]) : res.status
+      if (res instanceof Error && status === 507) assert.match(res.message, /storage_full/)
+    }
+    assert.equal(status, 507, 'an upload on the full disk answers 507')
+    const ready = await (await fetch(full.url + '/readyz')).json()
+    assert.equal(ready.storage, 'full')
+
+    for (const p of [en, zh]) {
+      await p.reload()
+      await p.getByTestId('storage-banner').waitFor()
+    }
+    assert.match(await en.getByTestId('storage-banner').innerText(), /The gateway's disk is full: nothing new can be sent or saved until space is freed/)
+    await waitFor(async () => /网关的磁盘已满/.test(await zh.getByTestId('storage-banner').innerText()), { what: 'the Chinese banner' })
+    await en.context().close()
+    await zh.context().close()
   })
 })

@@ -71,8 +71,9 @@ export function buildBinary(outDir) {
  * data directory.
  */
 export class Gateway {
-  constructor({ bin, port, dataDir, adminUser, adminPassword }) {
-    Object.assign(this, { bin, port, dataDir, adminUser, adminPassword })
+  /** wrap, when set, is a command line the gateway is started under (e.g. unshare with a small tmpfs), the binary and its arguments appended. */
+  constructor({ bin, port, dataDir, adminUser, adminPassword, wrap }) {
+    Object.assign(this, { bin, port, dataDir, adminUser, adminPassword, wrap })
     this.url = `http://127.0.0.1:${port}`
     this.proc = null
     this.log = []
@@ -89,7 +90,8 @@ export class Gateway {
       // Small enough for a test to go over it without a huge upload.
       AGENTMAIL_MAX_ATTACHMENT_BYTES: String(MAX_ATTACHMENT_BYTES),
     }
-    this.proc = spawn(this.bin, ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const argv = [...(this.wrap ?? []), this.bin, 'serve']
+    this.proc = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const keep = (b) => {
       this.log.push(b.toString())
       if (this.log.length > 400) this.log.splice(0, 100)

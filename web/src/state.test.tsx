@@ -48,6 +48,14 @@ describe('ErrorBox', () => {
     expect(text).not.toContain('Failed to fetch')
     expect(text).toContain('Retry')
   })
+  it('names a full gateway disk in the reader\'s language, not the bare error', () => {
+    m = mount(
+      <I18nProvider>
+        <ErrorBox error={new ApiError(507, { error: "the gateway's disk is full: free space in /data", code: 'storage_full' })} />
+      </I18nProvider>,
+    )
+    expect(m.q('error-box').textContent).toContain("The gateway's disk is full: nothing new can be sent or saved")
+  })
   it('shows no rule codes', () => {
     m = mount(
       <I18nProvider>

@@ -2,7 +2,7 @@
 // event stream, the compose dialog, toasts, and the keyboard handlers of the
 // page in front.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
-import { api, ApiError, isNetworkError, setReachabilityHandler } from './api/client'
+import { api, ApiError, isNetworkError, setReachabilityHandler, setStorageFullHandler, storageIsFull } from './api/client'
 import { connectLive, type LiveState } from './api/events'
 import type { Counts, EventName, Mail, Me } from './api/types'
 import { activeTranslate, isLang, onLangChosen, useI18n } from './i18n'
@@ -32,6 +32,8 @@ export interface AppState {
   live: LiveState
   /** reachable is false after a request found no gateway, until one gets through again. */
   reachable: boolean
+  /** storageFull holds the gateway's words while its disk is full (a write answered 507 storage_full, and /readyz still says so); null otherwise. */
+  storageFull: string | null
   /** announce tells listeners about a change this page made itself (the stream only carries others' doings). */
   announce: (e: LiveEvent) => void
   /** subscribe registers a listener for live events; returns the unsubscribe. */
@@ -72,6 +74,7 @@ export function useApp(): AppState {
 export function errorText(e: unknown): string {
   if (isNetworkError(e)) return activeTranslate()('live.lost')
   if (e instanceof ApiError) {
+    if (e.code === 'storage_full') return activeTranslate()('storage.full')
     const msg = withoutRuleCodes(e.message)
     return e.suggestion ? `${msg} — ${withoutRuleCodes(e.suggestion)}` : msg
   }
@@ -124,6 +127,21 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
     setReachabilityHandler(setReachable)
     return () => setReachabilityHandler(null)
   }, [])
+  // A write that found the gateway's disk full shows the banner until
+  // /readyz no longer reports it (space freed, or a mail stored since).
+  const [storageFull, setStorageFull] = useState<string | null>(null)
+  useEffect(() => {
+    setStorageFullHandler((m) => setStorageFull(m))
+    storageIsFull().then((full) => full && setStorageFull((m) => m ?? ''))
+    return () => setStorageFullHandler(null)
+  }, [])
+  useEffect(() => {
+    if (storageFull === null) return
+    const timer = setInterval(() => {
+      storageIsFull().then((full) => !full && setStorageFull(null))
+    }, RETRY_MS)
+    return () => clearInterval(timer)
+  }, [storageFull])
   const wasUnreachable = useRef(false)
   useEffect(() => {
     if (!reachable) {
@@ -186,6 +204,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       refreshCounts,
       live,
       reachable,
+      storageFull,
       announce: emit,
       subscribe,
       compose,
@@ -200,7 +219,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       setHelpOpen,
       logout,
     }),
-    [me, counts, refreshCounts, live, reachable, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
+    [me, counts, refreshCounts, live, reachable, storageFull, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
   )
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>
 }

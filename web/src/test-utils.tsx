@@ -46,6 +46,7 @@ export function fakeApp(over: Partial<AppState> = {}): FakeApp {
     refreshCounts: vi.fn(),
     live: 'open',
     reachable: true,
+    storageFull: null,
     announce: vi.fn(),
     subscribe: () => () => {},
     compose: null,

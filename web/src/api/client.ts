@@ -27,6 +27,27 @@ export class ApiError extends Error {
 let csrfToken = ''
 let onUnauthorized: (() => void) | null = null
 let onReachability: ((reachable: boolean) => void) | null = null
+let onStorageFull: ((message: string) => void) | null = null
+
+/**
+ * setStorageFullHandler is told the gateway's words whenever a request is
+ * answered 507 storage_full (issue 18 point 12: the gateway's disk is full;
+ * nothing was stored).
+ */
+export function setStorageFullHandler(fn: ((message: string) => void) | null): void {
+  onStorageFull = fn
+}
+
+/** storageIsFull asks /readyz whether the gateway still reports a full disk; false when it cannot tell. */
+export async function storageIsFull(): Promise<boolean> {
+  try {
+    const res = await fetch('/readyz', { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+    const body = (await res.json()) as { storage?: string }
+    return body.storage === 'full'
+  } catch {
+    return false
+  }
+}
 
 /** isNetworkError tells an error of a request that never reached the gateway (ApiError status 0). */
 export function isNetworkError(e: unknown): boolean {
@@ -101,6 +122,7 @@ async function request<R>(method: string, path: string, body?: unknown, q?: Quer
   }
   if (!res.ok) {
     if (res.status === 401 && onUnauthorized && path !== '/auth/login') onUnauthorized()
+    if (res.status === 507) onStorageFull?.((data as Partial<T.ErrorBody>)?.error ?? '')
     throw new ApiError(res.status, (data as Partial<T.ErrorBody>) ?? {})
   }
   return data as R

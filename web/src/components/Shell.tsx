@@ -180,6 +180,12 @@ export function Shell({ path, children }: { path: string; children: ReactNode })
           {t('live.lost')}
         </div>
       )}
+      {app.storageFull !== null && (
+        <div role="alert" className="shrink-0 bg-red-100 px-3 py-1.5 text-center text-sm text-red-900" data-testid="storage-banner">
+          {t('storage.full')}
+          {app.storageFull && <span className="block break-all text-xs text-red-800">{app.storageFull}</span>}
+        </div>
+      )}
       <div className="flex min-h-0 flex-1">
         {!narrow && (
           <nav className="w-56 shrink-0 overflow-y-auto border-r border-slate-200 bg-white p-2" aria-label={t('nav.main')}>

@@ -69,11 +69,12 @@ export function Spinner({ label }: { label?: string }) {
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const { t } = useI18n()
   const network = isNetworkError(error)
-  const msg = error instanceof ApiError && !network ? withoutRuleCodes(error.message) : errorText(error)
-  const sug = error instanceof ApiError && !network && error.suggestion ? withoutRuleCodes(error.suggestion) : undefined
+  const plain = network || (error instanceof ApiError && error.code === 'storage_full') // errorText says it whole
+  const msg = error instanceof ApiError && !plain ? withoutRuleCodes(error.message) : errorText(error)
+  const sug = error instanceof ApiError && !plain && error.suggestion ? withoutRuleCodes(error.suggestion) : undefined
   return (
     <div role="alert" className="m-3 rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800" data-testid="error-box">
-      <p>{network ? msg : t('app.error', { message: msg })}</p>
+      <p>{plain ? msg : t('app.error', { message: msg })}</p>
       {sug && <p className="mt-1">{t('app.suggestion', { suggestion: sug })}</p>}
       {onRetry && (
         <Button small className="mt-2" onClick={onRetry}>

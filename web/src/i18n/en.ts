@@ -52,6 +52,7 @@ export const en = {
   'nav.unreadCount': '{count} unread',
   'nav.waitingCount': '{count} waiting',
 
+  'storage.full': 'The gateway\'s disk is full: nothing new can be sent or saved until space is freed on the gateway\'s machine. What is already here is safe; send again afterwards.',
   'live.lost': 'Cannot reach the gateway — retrying',
   'live.connecting': 'Connecting…',
   'live.online': 'Live',

@@ -51,6 +51,7 @@ export const zh: Record<MsgKey, string> = {
   'nav.unreadCount': '{count} 封未读',
   'nav.waitingCount': '{count} 项待处理',
 
+  'storage.full': '网关的磁盘已满：在网关所在的机器上腾出空间之前，无法发送或保存任何新内容。已有的内容不会丢失；腾出空间后请重新发送。',
   'live.lost': '无法连接网关——正在重试',
   'live.connecting': '正在连接…',
   'live.online': '实时',
