@@ -91,6 +91,32 @@ func (c *Client) MeSessionRuns(ctx context.Context, id string) (*RunList, error)
 	return getAs[RunList](ctx, c, apiPath("/me/sessions/%s/runs", id), nil)
 }
 
+// MeRuns lists the runs in the sessions the person takes part in
+// (GET /api/v1/me/runs): running, idle and queued ones, or every state
+// with all.
+func (c *Client) MeRuns(ctx context.Context, all bool) (*RunList, error) {
+	var q url.Values
+	if all {
+		q = url.Values{"all": {"true"}}
+	}
+	var out RunList
+	if err := c.getJSON(ctx, apiPath("/me/runs"), q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// MeStopRun asks the run's agent to stop it
+// (POST /api/v1/me/runs/{run_id}/stop, 202); 409 run_not_running when it
+// already ended.
+func (c *Client) MeStopRun(ctx context.Context, runID string) (*RunStopResponse, error) {
+	var out RunStopResponse
+	if err := c.postJSON(ctx, apiPath("/me/runs/%s/stop", runID), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // MePermissions lists permission requests addressed to the person
 // (GET /api/v1/me/permissions?status=); status is "pending", "decided",
 // "all", or "" for the gateway default.

@@ -11,6 +11,7 @@ const (
 	EventPermissionDecision = "permission_decision" // agents and people
 	EventSessionUpdated     = "session_updated"     // people only
 	EventRunUpdated         = "run_updated"         // people only
+	EventRunStop            = "run_stop"            // the run's agent only: a person asked to stop it (RunStopEvent)
 )
 
 // NewMailEvent is the data of a new_mail event (W-4). ToWorkspace is the
@@ -38,6 +39,11 @@ type NewMailEvent struct {
 	CreatedAt    time.Time `json:"created_at"`
 	Importance   string    `json:"importance,omitempty" enum:"low,normal,high,urgent"` // "" is normal
 	AckRequired  bool      `json:"ack_required,omitempty"`
+	// StopWord is true on an agent's event when a person wrote the mail and
+	// its whole text (subject aside, trimmed, any case) is "stop" or "停止":
+	// the bridge stops the session's running turn instead of starting one,
+	// and treats it as an ordinary mail when no turn runs (issue 16).
+	StopWord bool `json:"stop_word,omitempty"`
 }
 
 // PermissionDecisionEvent is the data of a permission_decision event (W-4).

@@ -46,7 +46,7 @@ type Session struct {
 	LastSnippet    string `json:"last_snippet,omitempty"`
 	MailCount      int    `json:"mail_count"`
 	PendingPermits int    `json:"pending_permissions"`
-	RunState       string `json:"run_state,omitempty" enum:"running,idle,finished,failed"` // state of the latest run, if any
+	RunState       string `json:"run_state,omitempty" enum:"running,idle,queued,finished,failed"` // state of the latest run, if any
 }
 
 // SessionRef names a session next to another one: the origin of a

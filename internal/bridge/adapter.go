@@ -33,6 +33,11 @@ type Capabilities struct {
 	ListModels           bool // C-12: list the models the platform can use
 	PerTurnModel         bool // C-13: choose the model per turn (enables D-3 fallback)
 	FileTools            bool // C-14: the model can read and write files in the session
+	// PersistentProcess: the platform's process outlives a turn (opencode's
+	// server, pi's per-session process, ACP agents). Between turns its run is
+	// idle, not finished (seed 004 section 1), and a stop proves quiescence
+	// on the turn's tool processes, not on the platform process itself.
+	PersistentProcess bool
 }
 
 // Env is what the core hands an adapter at Start.
@@ -88,6 +93,36 @@ type RunFacts struct {
 	BytesRead     int64
 	UnparsedLines int
 	StopReason    string
+	// ProcessExited, for a PersistentProcess platform, is closed when the
+	// process the turn ran in has exited (nil: unknown); the core then
+	// settles the idle run as finished.
+	ProcessExited <-chan struct{}
+}
+
+// ActivityKind names what a TurnActivity is.
+type ActivityKind string
+
+// Activity kinds.
+const (
+	ActivityText       ActivityKind = "text"        // assistant text (never reasoning)
+	ActivityToolCall   ActivityKind = "tool_call"   // the model called a tool
+	ActivityToolResult ActivityKind = "tool_result" // a tool answered
+)
+
+// TurnActivity is one thing the platform did in a turn, as the adapter saw
+// it in the platform's output: the run's live progress and transcript
+// (issue 16) are built from these. Thinking blocks are never reported.
+type TurnActivity struct {
+	Kind ActivityKind
+	// Text is the assistant text or the tool's result (adapters may cut it).
+	Text string
+	// Tool and Input name the tool called (ActivityToolCall) or answering.
+	Tool    string
+	Input   map[string]any
+	IsError bool
+	// BytesRead is the bytes read from the platform for this turn so far
+	// (0: unknown).
+	BytesRead int64
 }
 
 // TurnRequest is one turn to run.
@@ -123,6 +158,9 @@ type TurnRequest struct {
 	// OnStart is called once the platform process or session exists, with
 	// its pid (0 when not a separate process) and platform session id.
 	OnStart func(pid int, platformSessionID string)
+	// OnActivity, when set, is called for each activity of the turn, in
+	// order, from the adapter's reading goroutine; it does not block.
+	OnActivity func(TurnActivity)
 }
 
 // TurnResult is what a finished turn produced.

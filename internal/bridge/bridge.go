@@ -84,6 +84,7 @@ type Bridge struct {
 	slots     *slots
 	perms     *permissions
 	health    healthState // recent turns and the start-up check (health.go)
+	ctl       *runControl
 
 	mu           sync.Mutex
 	agentName    string
@@ -149,6 +150,7 @@ func New(cfg Config) (*Bridge, error) {
 		after: cfg.After, now: cfg.Now,
 		delivered:    newDeliveredSet(),
 		slots:        newSlots(cfg.MaxTurns),
+		ctl:          newRunControl(),
 		platformOf:   map[string]string{},
 		mailDriven:   map[string]bool{},
 		fingerprints: map[string]string{},
@@ -293,6 +295,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.perms.shutdown()
 	loops.Wait()
 	b.turns.Wait()
+	b.ctl.shutdown(context.WithoutCancel(ctx)) // idle runs end with the platform's processes
 	if err := b.adapter.Close(); err != nil {
 		b.log.Warn("closing the platform adapter", "err", err)
 	}

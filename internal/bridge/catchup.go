@@ -108,7 +108,7 @@ func (b *Bridge) alreadyRun(ctx context.Context, m client.Mail) bool {
 		return false
 	}
 	for _, r := range rl.Runs {
-		if r.MailID == m.MailID && r.Error != interruptedError {
+		if r.MailID == m.MailID && r.Error != interruptedError && r.State != client.RunQueued {
 			return true
 		}
 	}

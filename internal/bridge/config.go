@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -65,6 +66,12 @@ type Settings struct {
 	// Tier is AGENTMAIL_PERMISSION_MODE (plan / workspace / full), default
 	// workspace.
 	Tier Tier
+	// RunsDir is where run transcripts are written (seed 004 A5):
+	// AGENTMAIL_RUNS_DIR, default ~/.agentmail/runs; "" writes none.
+	RunsDir string
+	// TranscriptMaxBytes bounds one transcript:
+	// AGENTMAIL_TRANSCRIPT_MAX_BYTES, default DefaultTranscriptMaxBytes.
+	TranscriptMaxBytes int64
 }
 
 // LoadSettings reads Settings through getenv (os.Getenv in production).
@@ -84,6 +91,20 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		return Settings{}, err
 	}
 	s.Tier = t
+	s.RunsDir = strings.TrimSpace(getenv("AGENTMAIL_RUNS_DIR"))
+	if s.RunsDir == "" {
+		if home := strings.TrimSpace(getenv("HOME")); home != "" {
+			s.RunsDir = filepath.Join(home, ".agentmail", "runs")
+		}
+	}
+	s.TranscriptMaxBytes = DefaultTranscriptMaxBytes
+	if v := strings.TrimSpace(getenv("AGENTMAIL_TRANSCRIPT_MAX_BYTES")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 {
+			return Settings{}, fmt.Errorf("AGENTMAIL_TRANSCRIPT_MAX_BYTES=%q: use a number of bytes, at least 1024", v)
+		}
+		s.TranscriptMaxBytes = n
+	}
 	return s, nil
 }
 

@@ -347,8 +347,8 @@ func TestPlatformMailContract(t *testing.T) {
 			beta := k.followUpByAlias(alpha)
 			gamma, delta := k.permissions()
 			// Every turn so far has finished its run: the stop interrupts nothing.
-			r.WaitRun(gamma.SessionID, gamma.MailID, client.RunFinished)
-			r.WaitRun(delta.SessionID, delta.MailID, client.RunFinished)
+			k.waitEnded(gamma)
+			k.waitEnded(delta)
 			bridge1.Stop()
 			k.catchUpAndFallback(alpha, beta, gamma, delta)
 			k.failureReport()
@@ -397,7 +397,7 @@ func (k *contract) firstMail() *client.SendMailResponse {
 		t.Errorf("the gateway session holds platform session %q: %s (B-3.1, B-3.3)", s.PlatformSessionID, bad)
 	}
 	// The turn is a run backed by the platform's facts (seed 004).
-	run := r.WaitRun(alpha.SessionID, alpha.MailID, client.RunFinished)
+	run := k.waitEnded(alpha)
 	if run.PID <= 0 {
 		t.Errorf("run of [alpha] = %+v, want the platform process's pid", run)
 	}
@@ -412,6 +412,28 @@ func (k *contract) firstMail() *client.SendMailResponse {
 		k.wantDuplicateRelay(alpha.MailID, last, client.MailTypeNormal)
 	}
 	return alpha
+}
+
+// waitEnded waits until the turn of mail m ended well: its run is finished, or idle on a
+// platform whose process outlives the turn (seed 004 section 1), never idle on one whose
+// process ends with it.
+func (k *contract) waitEnded(m *client.SendMailResponse) client.Run {
+	k.t.Helper()
+	want := client.RunFinished
+	if k.c.platform != platforms.Claude {
+		want = client.RunIdle
+	}
+	var found client.Run
+	k.r.WaitFor("the run of mail "+m.MailID+" to end", func() bool {
+		for _, run := range k.r.Runs(m.SessionID) {
+			if run.MailID == m.MailID && (run.State == want || run.State == client.RunFinished) {
+				found = run
+				return true
+			}
+		}
+		return false
+	})
+	return found
 }
 
 // wantDuplicateRelay replays a relay key in reply to mailID as the agent and expects the

@@ -60,8 +60,11 @@ func (b *Bridge) handleDecision(ctx context.Context, ev client.PermissionDecisio
 		}
 		tok := b.turnToken(ctx, log, in.SessionID)
 		defer b.revokeTurnToken(ctx, log, tok)
-		out := b.attempt(ctx, in, conversation{sessionID: in.SessionID}, tok, ws.Dir, prompt, model, 1, psid)
+		out := b.attempt(ctx, in, conversation{sessionID: in.SessionID}, tok, ws.Dir, prompt, model, 1, psid, nil)
 		switch {
+		case out.stopped:
+			b.stopNotice(ctx, in, out.stoppedRun, out.transcript)
+			return
 		case out.interrupted:
 			return
 		case out.sessionGone:

@@ -18,6 +18,9 @@ type attemptOutcome struct {
 	couldNotRun bool // RunTurn returned an error
 	sessionGone bool // ... wrapping ErrSessionNotFound
 	interrupted bool // the bridge is stopping
+	stopped     bool // a person stopped the run (issue 16)
+	stoppedRun  client.Run
+	transcript  string // the stopped run's transcript attachment id
 }
 
 // handleMail is B-3 steps 3-6 and everything after: the platform session
@@ -27,7 +30,10 @@ type attemptOutcome struct {
 // conv is the conversation the turn continues (delegation.go): for an
 // answer in a delegated session, its origin's platform session, turn token
 // and bind, and a delegation relay instead of the summary.
-func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice, conv conversation) {
+//
+// pre is the run reported as queued while the mail waited for a slot (nil
+// when it got one at once): the first attempt continues it.
+func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice, conv conversation, pre *liveRun) {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID)
 	psid := b.boundPlatformSession(ctx, conv.sessionID)
 	before, _ := b.agentMailIDs(ctx, in.MailID)
@@ -61,10 +67,17 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 		if i > 0 {
 			sid = "" // D-3.5: a fresh platform session per retry
 		}
-		out = b.attempt(ctx, in, conv, tok, ws.Dir, prompt, model, i+1, sid)
-		if out.sessionGone && sid != "" && ctx.Err() == nil {
+		out = b.attempt(ctx, in, conv, tok, ws.Dir, prompt, model, i+1, sid, pre)
+		pre = nil
+		if out.sessionGone && sid != "" && ctx.Err() == nil && !out.stopped {
 			log.Warn("the bound platform session no longer exists; starting a new one", "platform_session", sid)
-			out = b.attempt(ctx, in, conv, tok, ws.Dir, prompt, model, i+1, "")
+			out = b.attempt(ctx, in, conv, tok, ws.Dir, prompt, model, i+1, "", nil)
+		}
+		if out.stopped {
+			// The cut turn's text is not relayed; the stop notice is the
+			// mail's one summary relay, and no other model is tried.
+			b.stopNotice(ctx, in, out.stoppedRun, out.transcript)
+			return
 		}
 		if out.interrupted {
 			log.Info("turn stopped: the bridge is stopping")
@@ -123,13 +136,39 @@ func (b *Bridge) handleMail(ctx context.Context, in incoming, ws WorkspaceChoice
 // VerdictTimeout without a verdict (D-3.4) counts as success, after which
 // the turn is awaited to its end. tok is the turn's token (nil when none
 // could be had: the tools then have no credentials).
-func (b *Bridge) attempt(ctx context.Context, in incoming, conv conversation, tok *client.TurnToken, dir, prompt string, model *client.ModelRef, n int, sid string) attemptOutcome {
+//
+// The run can be stopped while it runs (issue 16, control.go): the turn's
+// context ends with errStopRequested, the turn's processes are proven gone
+// by pid, and the outcome is stopped. A platform whose process outlives the
+// turn reports a run that ended well as idle (seed 004 section 1), until
+// the session's next turn starts or the process exits. Every attempt writes
+// its transcript and uploads it when it ends (seed 004 A5).
+func (b *Bridge) attempt(ctx context.Context, in incoming, conv conversation, tok *client.TurnToken, dir, prompt string, model *client.ModelRef, n int, sid string, pre *liveRun) attemptOutcome {
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID, "model", ModelLabel(model), "attempt", n)
-	run := newRun(b.gw, b.log, b.now, b.AgentName(), in.SessionID, in.MailID, ModelLabel(model), n)
-	run.start(ctx)
+	var run *runReporter
+	l := pre
+	if l != nil {
+		run = l.rep
+		run.setModel(ModelLabel(model))
+	} else {
+		run = newRun(b.gw, b.log, b.now, b.AgentName(), in.SessionID, in.MailID, ModelLabel(model), n)
+		l = &liveRun{rep: run, session: conv.sessionID, dir: dir}
+	}
+	b.ctl.settleIdle(ctx, conv.sessionID, nil) // a new turn: the session's idle run is over
 
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	l.mu.Lock()
+	l.cancel, l.queued, l.ticket = cancel, false, nil
+	stopFirst := l.stopBy != ""
+	l.mu.Unlock()
+	b.ctl.add(l)
+	defer b.ctl.remove(l)
+	run.start(ctx)
+	tr := b.openTranscript(run.id(), fmt.Sprintf("Run %s: %s, mail %s, %s", run.id(), b.AgentName(), in.MailID, nonEmpty(ModelLabel(model), "platform default model")), prompt)
+	if stopFirst {
+		cancel(errStopRequested) // stopped between its slot and its start
+	}
 	verdict := make(chan error, 1)
 	var once sync.Once
 	var startedMu sync.Mutex
@@ -152,7 +191,14 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, conv conversation, to
 			startedMu.Lock()
 			startedIn = platformSessionID
 			startedMu.Unlock()
+			l.mu.Lock()
+			l.pid = pid
+			l.mu.Unlock()
 			run.started(ctx, pid)
+		},
+		OnActivity: func(a TurnActivity) {
+			run.activity(a)
+			tr.activity(a)
 		},
 	}
 	if tok != nil {
@@ -184,18 +230,55 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, conv conversation, to
 		done <- turnDone{r, err}
 	}()
 
+	// stopped ends a run a person stopped: quiescence by pid, the final
+	// report, the transcript; the platform session stays bound, so the
+	// next mail continues it.
+	stopped := func(d turnDone) attemptOutcome {
+		by, at := l.stopRequested()
+		q := b.quiesce(l)
+		tr.finish("", fmt.Sprintf("*Stopped by %s. Quiescence: %s.*", by, q))
+		id := b.uploadTranscript(ctx, tr, run)
+		r := run.end(ctx, d.res.Facts, false, "", false, &stopFacts{by: by, at: at, quiescence: q})
+		bindStarted()
+		if d.res.PlatformSessionID != "" {
+			bctx, bcancel := context.WithTimeout(context.WithoutCancel(ctx), runReportTimeout)
+			b.bind(bctx, conv.sessionID, d.res.PlatformSessionID)
+			bcancel()
+		}
+		log.Info("turn stopped", "run_id", r.RunID, "stopped_by", by, "quiescence", q)
+		return attemptOutcome{stopped: true, stoppedRun: r, transcript: id, res: d.res}
+	}
+	isStopped := func() bool { by, _ := l.stopRequested(); return by != "" }
+	// ended reports the run's end and its transcript.
+	ended := func(d turnDone, failed bool, errText string) {
+		end := "*Turn ended.*"
+		if failed {
+			end = "*Turn failed: " + foldSpace(errText) + "*"
+		}
+		tr.finish(d.res.Text, end)
+		b.uploadTranscript(ctx, tr, run)
+		persistent := b.caps.PersistentProcess && !failed
+		r := run.end(ctx, d.res.Facts, failed, errText, persistent, nil)
+		if r.State == client.RunIdle {
+			b.ctl.setIdle(ctx, conv.sessionID, run, d.res.Facts.ProcessExited)
+		}
+	}
+
 	judged := false
 	var d turnDone
 	select {
 	case v := <-verdict:
 		if v != nil {
-			cancel() // D-3.5: the failed attempt's turn is stopped
+			cancel(nil) // D-3.5: the failed attempt's turn is stopped
 			d = <-done
+			if isStopped() {
+				return stopped(d)
+			}
 			if ctx.Err() != nil {
-				run.finish(ctx, d.res.Facts, true, interruptedError)
+				ended(d, true, interruptedError)
 				return attemptOutcome{interrupted: true}
 			}
-			run.finish(ctx, d.res.Facts, true, v.Error())
+			ended(d, true, v.Error())
 			return attemptOutcome{reason: v.Error()}
 		}
 		judged = true
@@ -208,20 +291,23 @@ func (b *Bridge) attempt(ctx context.Context, in incoming, conv conversation, to
 		bindStarted()
 		d = <-done
 	}
+	if isStopped() {
+		return stopped(d)
+	}
 	if ctx.Err() != nil {
 		bindStarted()
-		run.finish(ctx, d.res.Facts, true, interruptedError)
+		ended(d, true, interruptedError)
 		return attemptOutcome{interrupted: true}
 	}
 	if d.err != nil {
-		run.finish(ctx, d.res.Facts, true, d.err.Error())
+		ended(d, true, d.err.Error())
 		return attemptOutcome{reason: d.err.Error(), couldNotRun: true, sessionGone: errors.Is(d.err, ErrSessionNotFound)}
 	}
 	if d.res.Failed && !judged {
-		run.finish(ctx, d.res.Facts, true, nonEmpty(d.res.FailureReason, "the platform reported the turn failed"))
+		ended(d, true, nonEmpty(d.res.FailureReason, "the platform reported the turn failed"))
 		return attemptOutcome{reason: nonEmpty(d.res.FailureReason, "the platform reported the turn failed")}
 	}
-	run.finish(ctx, d.res.Facts, d.res.Failed, d.res.FailureReason)
+	ended(d, d.res.Failed, d.res.FailureReason)
 	return attemptOutcome{ok: true, res: d.res}
 }
 

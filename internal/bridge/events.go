@@ -86,7 +86,17 @@ func (b *Bridge) handleEvent(ctx context.Context, ev client.Event) {
 			b.log.Info("ignoring a new_mail event of the agent's own mail", "mail_id", nm.MailID, "event_id", ev.ID)
 			return
 		}
+		if nm.StopWord && b.stopByMail(ctx, nm) {
+			return
+		}
 		b.accept(ctx, incomingFromEvent(nm))
+	case client.EventRunStop:
+		var rs client.RunStopEvent
+		if err := json.Unmarshal(ev.Data, &rs); err != nil {
+			b.log.Warn("unreadable run_stop event", "event_id", ev.ID, "err", err)
+			return
+		}
+		b.handleRunStop(rs)
 	case client.EventPermissionDecision:
 		var pd client.PermissionDecisionEvent
 		if err := json.Unmarshal(ev.Data, &pd); err != nil {
@@ -95,6 +105,27 @@ func (b *Bridge) handleEvent(ctx context.Context, ev client.Event) {
 		}
 		b.handleDecision(ctx, pd)
 	}
+}
+
+// stopByMail is the stop word (issue 16): a person's mail whose whole text
+// is "stop" or "停止" (the gateway marks it) stops the running (else the
+// first queued) turn of its conversation and starts no turn; it answers
+// false when no turn runs there, and the mail is an ordinary one.
+func (b *Bridge) stopByMail(ctx context.Context, nm client.NewMailEvent) bool {
+	if nm.FromKind != "person" {
+		return false
+	}
+	conv := b.conversationOf(ctx, nm.SessionID)
+	l := b.ctl.ofSession(conv.sessionID)
+	if l == nil {
+		return false
+	}
+	if !b.delivered.add(nm.MailID) {
+		return true
+	}
+	b.log.Info("stop mail: stopping the session's turn", "mail_id", nm.MailID, "session_id", nm.SessionID, "run_id", l.rep.id(), "from", nm.FromName)
+	b.requestStop(l, nm.FromName)
+	return true
 }
 
 // incoming is one mail to deliver, from an SSE event or a catch-up listing.
@@ -193,15 +224,56 @@ func (b *Bridge) accept(ctx context.Context, in incoming) <-chan struct{} {
 			log.Info(fmt.Sprintf("mail queued: all %d turn slots are busy", st.Max), "running", st.Running, "queued_ahead", st.Ahead)
 		}
 	}
+	// A mail that waits is a queued run with its place (seed 004 A6); a
+	// stop takes it out of the queue.
+	wctx, wcancel := context.WithCancelCause(ctx)
+	var pre *liveRun
+	if st.Waiting {
+		rep := newRun(b.gw, b.log, b.now, b.AgentName(), in.SessionID, in.MailID, "", 1)
+		pre = &liveRun{rep: rep, session: conv.sessionID, dir: ws.Dir, cancel: wcancel, queued: true, ticket: t}
+		b.ctl.add(pre)
+		if ahead, ok := b.slots.ahead(t); ok {
+			rep.queue(ctx, ahead, st.Max)
+		}
+	}
 	b.turns.Add(1)
 	go func() {
 		defer b.turns.Done()
 		defer close(done)
-		if !b.slots.wait(ctx, t) {
+		defer wcancel(nil)
+		if !b.slots.wait(wctx, t) {
+			b.requeue(ctx)
+			if pre != nil {
+				b.ctl.remove(pre)
+				b.endQueued(ctx, in, pre)
+			}
 			return
 		}
-		defer b.slots.release(t)
-		b.handleMail(ctx, in, ws, conv)
+		defer func() {
+			b.slots.release(t)
+			b.requeue(ctx)
+		}()
+		if pre != nil {
+			if by, _ := pre.stopRequested(); by != "" {
+				b.ctl.remove(pre)
+				b.endQueued(ctx, in, pre)
+				return
+			}
+		}
+		b.handleMail(ctx, in, ws, conv, pre)
 	}()
 	return done
+}
+
+// endQueued reports a queued run that never got its slot: stopped by a
+// person (no process was started: quiescence proven, and the stop notice),
+// or interrupted by the bridge's stop (catch-up delivers it again).
+func (b *Bridge) endQueued(ctx context.Context, in incoming, l *liveRun) {
+	by, at := l.stopRequested()
+	if by == "" {
+		l.rep.end(ctx, RunFacts{}, true, interruptedError, false, nil)
+		return
+	}
+	r := l.rep.end(ctx, RunFacts{}, false, "", false, &stopFacts{by: by, at: at, quiescence: client.QuiescenceProven})
+	b.stopNotice(ctx, in, r, "")
 }

@@ -116,14 +116,8 @@ func (b *Bridge) sendFailure(ctx context.Context, in incoming, r FailureReport) 
 	log := b.log.With("mail_id", in.MailID, "session_id", in.SessionID)
 	r.AgentName, r.MailID = b.AgentName(), in.MailID
 	b.noteTurnFailed(r) // health.go
-	to := in.FromName
-	switch in.FromKind {
-	case "person", "":
-	case "agent":
-		if in.ReplyAddress != "" {
-			to = in.ReplyAddress
-		}
-	default:
+	to, ok := noticeRecipient(in)
+	if !ok {
 		log.Error("handling failed; no failure report: the sender is not a person or agent", "stage", r.Stage, "from", in.FromName)
 		return
 	}
@@ -147,4 +141,20 @@ func (b *Bridge) sendFailure(ctx context.Context, in incoming, r FailureReport) 
 		return
 	}
 	log.Error("handling failed; failure report sent", "stage", r.Stage, "report_mail_id", resp.MailID, "status", resp.Status)
+}
+
+// noticeRecipient is where a failure report or stop notice about mail in
+// goes: the person who sent it, or the sending agent's reply address; false
+// for a sender that is neither (a reminder).
+func noticeRecipient(in incoming) (string, bool) {
+	switch in.FromKind {
+	case "person", "":
+		return in.FromName, true
+	case "agent":
+		if in.ReplyAddress != "" {
+			return in.ReplyAddress, true
+		}
+		return in.FromName, true
+	}
+	return "", false
 }

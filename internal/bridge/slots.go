@@ -21,11 +21,13 @@ type slots struct {
 	dirs     map[string]bool
 	sessions map[string]bool
 	queue    []*ticket
+	seq      uint64
 }
 
 // ticket is one place in the queue. ready is closed when the slot is granted.
 type ticket struct {
 	session, dir string
+	seq          uint64 // arrival order
 	ready        chan struct{}
 	granted      bool
 	gone         bool
@@ -54,7 +56,8 @@ func newSlots(max int) *slots {
 func (s *slots) enqueue(session, dir string) (*ticket, queueState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := &ticket{session: session, dir: dir, ready: make(chan struct{})}
+	s.seq++
+	t := &ticket{session: session, dir: dir, seq: s.seq, ready: make(chan struct{})}
 	ahead := len(s.queue)
 	s.queue = append(s.queue, t)
 	s.grantLocked()
@@ -138,6 +141,19 @@ func (s *slots) grantLocked() {
 		s.queue[i] = nil
 	}
 	s.queue = kept
+}
+
+// ahead answers how many tickets wait before t (false once t left the
+// queue).
+func (s *slots) ahead(t *ticket) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, q := range s.queue {
+		if q == t {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // stats returns the running count and queue length (for tests and logs).

@@ -182,6 +182,9 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		if m.Importance != store.ImportanceNormal {
 			ev.Importance = ImportanceName(m.Importance)
 		}
+		if r.Kind == store.KindAgent && m.FromKind == store.KindPerson {
+			ev.StopWord = IsStopWord(m.Body) // runs.go
+		}
 		id, err := tx.Emit(ctx, r.Name, client.EventNewMail, ev)
 		if err != nil {
 			return nil, err

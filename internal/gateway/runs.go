@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
@@ -17,7 +18,28 @@ func runView(r store.RunRow) client.Run {
 	return client.Run{RunID: r.RunID, SessionID: r.SessionID, MailID: r.MailID, AgentName: r.AgentName, State: r.State,
 		Model: r.Model, Attempt: r.Attempt, PID: r.PID, ExitCode: r.ExitCode, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 		DurationMS: r.DurationMS, BytesRead: r.BytesRead, UnparsedLines: r.UnparsedLines, StopReason: r.StopReason,
-		Error: r.Error, UpdatedAt: r.UpdatedAt}
+		Error: r.Error, UpdatedAt: r.UpdatedAt, QueuePosition: r.QueuePosition, MaxTurns: r.MaxTurns, ToolCalls: r.ToolCalls,
+		LastTool: r.LastTool, LastToolInput: r.LastToolInput, LastActivityAt: r.LastActivityAt,
+		StopRequestedAt: r.StopRequestedAt, StoppedBy: r.StoppedBy, Quiescence: r.Quiescence,
+		TranscriptAttachmentID: r.TranscriptAttachmentID}
+}
+
+// IsStopWord reports whether a mail body is a stop word (issue 16): its
+// whole text, trimmed, in any case, is "stop" or "停止".
+func IsStopWord(body string) bool {
+	t := strings.TrimSpace(body)
+	return strings.EqualFold(t, "stop") || t == "停止"
+}
+
+// checkRunText bounds one of a run's text fields to max characters.
+func checkRunText(field, v string, max int) error {
+	if !utf8.ValidString(v) {
+		return Invalid(field, field+" is not valid UTF-8", "")
+	}
+	if n := utf8.RuneCountInString(v); n > max {
+		return Invalid(field, fmt.Sprintf("%s has %d characters, at most %d", field, n, max), "shorten it")
+	}
+	return nil
 }
 
 // PutRun stores the bridge's report of a run (PUT /runs/{id}, an upsert,
@@ -28,6 +50,16 @@ func runView(r store.RunRow) client.Run {
 // agent only sent answers 404 mail_not_found (field mail_id), the same for
 // all, so that a run card never points at a mail of another conversation.
 // People of the session get a run_updated event.
+//
+// Run control (issue 16): state queued carries queue_position and
+// max_turns; tool_calls, last_tool (at most 200 characters),
+// last_tool_input (200) and last_activity_at are the live progress;
+// stop_reason "stopped" needs stopped_by, a person taking part in the
+// session (the one who asked, when the stop came through the API, whose
+// name stands), and quiescence "proven" or "unproven"; a
+// transcript_attachment_id must name an attachment the agent uploaded
+// (400 otherwise). A stopped run's reservations end with it
+// (ReleaseReservationsOfRun).
 func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req client.Run) (*client.Run, error) {
 	id = strings.TrimSpace(id)
 	if id == "" || len(id) > 200 {
@@ -37,9 +69,26 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 		return nil, Invalid("run_id", fmt.Sprintf("body run_id %q differs from the path's %q", req.RunID, id), "send the same id or leave it out")
 	}
 	switch req.State {
-	case client.RunRunning, client.RunIdle, client.RunFinished, client.RunFailed:
+	case client.RunRunning, client.RunIdle, client.RunQueued, client.RunFinished, client.RunFailed:
 	default:
-		return nil, Invalid("state", fmt.Sprintf("state %q is not one of running, idle, finished, failed", req.State), "")
+		return nil, Invalid("state", fmt.Sprintf("state %q is not one of running, idle, queued, finished, failed", req.State), "")
+	}
+	if req.QueuePosition < 0 || req.MaxTurns < 0 || req.ToolCalls < 0 {
+		return nil, Invalid("queue_position", "queue_position, max_turns and tool_calls are never negative", "")
+	}
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"last_tool", req.LastTool, client.MaxRunToolNameRunes}, {"last_tool_input", req.LastToolInput, client.MaxRunToolInputRunes},
+		{"stopped_by", req.StoppedBy, 200}, {"transcript_attachment_id", req.TranscriptAttachmentID, 200}} {
+		if err := checkRunText(f.name, f.v, f.max); err != nil {
+			return nil, err
+		}
+	}
+	switch req.Quiescence {
+	case "", client.QuiescenceProven, client.QuiescenceUnproven:
+	default:
+		return nil, Invalid("quiescence", fmt.Sprintf("quiescence %q is not proven or unproven", req.Quiescence), "")
 	}
 	if req.SessionID == "" {
 		return nil, Invalid("session_id", "session_id is required", "the mail session the run works for")
@@ -59,8 +108,33 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 				return err
 			}
 		}
-		if old, err := tx.GetRun(ctx, id); err == nil && old.AgentName != p.Name {
+		old, oldErr := tx.GetRun(ctx, id)
+		if oldErr == nil && old.AgentName != p.Name {
 			return NotFound("run_not_found", "no such run", "choose a new run id")
+		}
+		if oldErr != nil && !errors.Is(oldErr, store.ErrNotFound) {
+			return oldErr
+		}
+		stoppedBy := req.StoppedBy
+		if oldErr == nil && old.StoppedBy != "" {
+			stoppedBy = old.StoppedBy // the person who asked through the API
+		}
+		if stoppedBy != "" && (oldErr != nil || old.StoppedBy == "") {
+			ok, err := personTakesPart(ctx, tx.Q, req.SessionID, stoppedBy)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return Invalid("stopped_by", "stopped_by names no person taking part in the session", "name the person who asked to stop the run")
+			}
+		}
+		if req.StopReason == client.StopReasonStopped && stoppedBy == "" {
+			return Invalid("stopped_by", "a stopped run names who stopped it", "send stopped_by")
+		}
+		if req.TranscriptAttachmentID != "" {
+			if err := checkAttachments(ctx, tx.Q, p.Name, []string{req.TranscriptAttachmentID}); err != nil {
+				return Invalid("transcript_attachment_id", "transcript_attachment_id names no attachment you uploaded", "upload the transcript first")
+			}
 		}
 		started := req.StartedAt
 		if started.IsZero() {
@@ -69,7 +143,13 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 		row := store.RunRow{RunID: id, SessionID: req.SessionID, MailID: req.MailID, AgentName: p.Name, State: req.State,
 			Model: req.Model, Attempt: req.Attempt, PID: req.PID, ExitCode: req.ExitCode, StartedAt: started.UTC(),
 			EndedAt: req.EndedAt, DurationMS: req.DurationMS, BytesRead: req.BytesRead, UnparsedLines: req.UnparsedLines,
-			StopReason: req.StopReason, Error: req.Error, UpdatedAt: tx.Now}
+			StopReason: req.StopReason, Error: req.Error, UpdatedAt: tx.Now, QueuePosition: req.QueuePosition,
+			MaxTurns: req.MaxTurns, ToolCalls: req.ToolCalls, LastTool: req.LastTool, LastToolInput: req.LastToolInput,
+			LastActivityAt: req.LastActivityAt, StoppedBy: stoppedBy, Quiescence: req.Quiescence, StopRequestedAt: req.StopRequestedAt,
+			TranscriptAttachmentID: req.TranscriptAttachmentID}
+		if row.State != client.RunQueued {
+			row.QueuePosition, row.MaxTurns = 0, 0
+		}
 		if err := tx.UpsertRun(ctx, row); err != nil {
 			return err
 		}
@@ -112,9 +192,113 @@ func (s *Service) SessionRuns(ctx context.Context, p *Principal, sessionID strin
 	if err != nil {
 		return nil, err
 	}
+	return runList(rows), nil
+}
+
+// personTakesPart reports whether name is a person taking part in the
+// session.
+func personTakesPart(ctx context.Context, q *store.Q, sessionID, name string) (bool, error) {
+	parts, err := q.Participants(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	for _, pt := range parts {
+		if pt.Kind == store.KindPerson && pt.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+var errRunNotFound = NotFound("run_not_found", "no such run", "list the session's runs with GET /api/v1/me/sessions/{id}/runs")
+
+// StopRun is POST /api/v1/me/runs/{run_id}/stop (issue 16, seed 004
+// section 3): a person taking part in the run's session asks its agent to
+// stop the run. A run in state running or queued gets the request recorded
+// (stop_requested_at, stopped_by: the first asker stands), its agent a
+// run_stop event (replayed with Last-Event-ID like every event), the
+// session's people a run_updated event, and the agent's reservations of the
+// session end (ReleaseReservationsOfRun's rule); the answer is the run as
+// it is now (the bridge reports its end). A run that ended (idle, finished,
+// failed) is 409 run_not_running; an unknown run and one of a session the
+// person does not take part in are the same 404 run_not_found. Asking again
+// while the stop is under way sends the event again (a bridge that missed
+// it gets a second chance) and keeps the first asker.
+func (s *Service) StopRun(ctx context.Context, p *Principal, runID string) (*client.RunStopResponse, error) {
+	if !p.IsPerson() {
+		return nil, errRunNotFound
+	}
+	var out client.RunStopResponse
+	err := s.Write(ctx, func(tx *Tx) error {
+		run, err := tx.GetRun(ctx, runID)
+		if errors.Is(err, store.ErrNotFound) {
+			return errRunNotFound
+		}
+		if err != nil {
+			return err
+		}
+		ok, err := personTakesPart(ctx, tx.Q, run.SessionID, p.Name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errRunNotFound
+		}
+		if run.State != client.RunRunning && run.State != client.RunQueued {
+			return Conflict("run_not_running", fmt.Sprintf("the run is %s: there is no turn to stop", run.State),
+				"a new mail starts a new turn; stop that one while it runs")
+		}
+		if _, err := tx.RequestRunStop(ctx, runID, p.Name, tx.Now); err != nil {
+			return err
+		}
+		got, err := tx.GetRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		out = client.RunStopResponse{Status: "stopping", Run: runView(got)}
+		if _, err := tx.Emit(ctx, got.AgentName, client.EventRunStop, client.RunStopEvent{RunID: got.RunID,
+			SessionID: got.SessionID, MailID: got.MailID, StoppedBy: got.StoppedBy}); err != nil {
+			return err
+		}
+		parts, err := tx.Participants(ctx, got.SessionID)
+		if err != nil {
+			return err
+		}
+		for _, pt := range parts {
+			if pt.Kind == store.KindPerson {
+				if _, err := tx.Emit(ctx, pt.Name, client.EventRunUpdated, out.Run); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = s.releaseOfSessionTx(ctx, tx, got.AgentName, got.SessionID) // what ReleaseReservationsOfRun ends
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// MyRuns answers the runs in the sessions the person takes part in, newest
+// first (at most MaxRunsListed): the running, idle and queued ones, or
+// with all every state (`agentmail runs [--all]`).
+func (s *Service) MyRuns(ctx context.Context, p *Principal, all bool) (*client.RunList, error) {
+	if !p.IsPerson() {
+		return nil, errRunNotFound
+	}
+	rows, err := s.Read().PersonRuns(ctx, p.Name, !all, MaxRunsListed)
+	if err != nil {
+		return nil, err
+	}
+	return runList(rows), nil
+}
+
+// runList is the wire form of stored runs.
+func runList(rows []store.RunRow) *client.RunList {
 	out := &client.RunList{Runs: []client.Run{}}
 	for _, r := range rows {
 		out.Runs = append(out.Runs, runView(r))
 	}
-	return out, nil
+	return out
 }

@@ -353,7 +353,7 @@ func TestReservationsEndWithTheStoppedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stream.Close()
-	if _, err := alpha.PutRun(e.ctx(), client.Run{RunID: "run-1", SessionID: sent.SessionID, MailID: sent.MailID, State: client.RunFinished, StopReason: "stopped"}); err != nil {
+	if _, err := alpha.PutRun(e.ctx(), client.Run{RunID: "run-1", SessionID: sent.SessionID, MailID: sent.MailID, State: client.RunFinished, StopReason: "stopped", StoppedBy: "carol", Quiescence: client.QuiescenceProven}); err != nil {
 		t.Fatal(err)
 	}
 	for {

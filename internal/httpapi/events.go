@@ -22,6 +22,7 @@ func streamEvents() []OpenAPIEvent {
 		{Name: client.EventPermissionDecision, Data: client.PermissionDecisionEvent{}},
 		{Name: client.EventSessionUpdated, Data: client.Session{}},
 		{Name: client.EventRunUpdated, Data: client.Run{}},
+		{Name: client.EventRunStop, Data: client.RunStopEvent{}},
 		{Name: client.EventReservationChanged, Data: client.ReservationEvent{}},
 	}
 }

@@ -21,6 +21,9 @@ func sessionRoutes() []Route {
 		{Method: "GET", Path: p + "/me/sessions/{id}/mails", Auth: AuthPerson, Summary: "A session's mails, oldest first; next_cursor continues with the newer ones", Description: "400 a bad parameter or cursor, 404 an unknown session.", Response: client.MailList{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleSessionMails),
 			Query: []OpenAPIParam{queryLimit(50), queryCursor}},
 		{Method: "GET", Path: p + "/me/sessions/{id}/runs", Auth: AuthPerson, Summary: "Runs of a session, newest first", Description: "The runs (turns) agents reported in the session, with state and timing. 404 an unknown session.", Response: client.RunList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionRuns},
+		{Method: "GET", Path: p + "/me/runs", Auth: AuthPerson, Summary: "Runs in the sessions the person takes part in", Description: "Running, idle and queued runs, newest first; with all=true every state (at most 200).", Response: client.RunList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleMyRuns),
+			Query: []OpenAPIParam{{Name: "all", Type: "boolean", Description: "true: also ended runs (at most 200)"}}},
+		{Method: "POST", Path: p + "/me/runs/{run_id}/stop", Auth: AuthPerson, Summary: "Stop a running or queued run (issue 16)", Description: "Records the stop request, sends the run's agent a run_stop event and ends the agent's reservations in the session; the bridge reports the run's end. 404 an unknown run or one of a session the person does not take part in, 409 run_not_running once the run ended.", Response: client.RunStopResponse{}, Status: 202, Errors: []int{401, 403, 404, 409, 500}, Answer: answer((*Server).handleStopRun)},
 		{Method: "GET", Path: p + "/sessions/{id}", Auth: AuthAgent, Summary: "One session the agent takes part in", Description: "404 an unknown session or one the agent does not take part in.", Response: client.Session{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleGetSession)},
 		{Method: "POST", Path: p + "/sessions/{id}/sync", Auth: AuthAgent, Summary: "Propose alias and title; answers the final alias (W-7)", Description: "The gateway keeps a manual alias and makes a proposed one unique. 400 a bad field, 404 an unknown session.", Request: client.SyncSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleSyncSession)},
 		{Method: "PUT", Path: p + "/sessions/{id}/platform-session", Auth: AuthAgent, Summary: "Bind the platform's session id (B-3.3)", Description: "Stores the agent platform's own session id so later turns resume it. 400 a bad id, 404 an unknown session.", Request: client.BindPlatformSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleBindPlatformSession},
@@ -90,6 +93,14 @@ func (s *Server) handleSessionRuns(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, l)
 	return nil
+}
+
+func (s *Server) handleMyRuns(w http.ResponseWriter, r *http.Request) (*client.RunList, error) {
+	return s.svc.MyRuns(r.Context(), PrincipalOf(r), r.URL.Query().Get("all") == "true")
+}
+
+func (s *Server) handleStopRun(w http.ResponseWriter, r *http.Request) (*client.RunStopResponse, error) {
+	return s.svc.StopRun(r.Context(), PrincipalOf(r), chi.URLParam(r, "run_id"))
 }
 
 func (s *Server) handlePutRun(w http.ResponseWriter, r *http.Request) error {

@@ -26,18 +26,34 @@ type RunRow struct {
 	StopReason    string
 	Error         string
 	UpdatedAt     time.Time
+	// Run control (issue 16, migration 0039).
+	QueuePosition          int // turns ahead while queued
+	MaxTurns               int // the bridge's cap while queued
+	ToolCalls              int
+	LastTool               string
+	LastToolInput          string
+	LastActivityAt         *time.Time
+	StopRequestedAt        *time.Time
+	StoppedBy              string
+	Quiescence             string // "", "proven" or "unproven"
+	TranscriptAttachmentID string
 }
 
 const runCols = `run_id, session_id, mail_id, agent_name, state, model, attempt, pid, exit_code, started_at, ended_at,
-	duration_ms, bytes_read, unparsed_lines, stop_reason, error, updated_at`
+	duration_ms, bytes_read, unparsed_lines, stop_reason, error, updated_at, queue_position, max_turns, tool_calls,
+	last_tool, last_tool_input, last_activity_at, stop_requested_at, stopped_by, quiescence, transcript_attachment_id`
 
 func scanRun(sc interface{ Scan(...any) error }) (RunRow, error) {
 	var r RunRow
 	var exit sql.NullInt64
 	var ended sql.NullInt64
 	var started, updated int64
+	var activity, stopAsked sql.NullInt64
 	err := sc.Scan(&r.RunID, &r.SessionID, &r.MailID, &r.AgentName, &r.State, &r.Model, &r.Attempt, &r.PID, &exit,
-		&started, &ended, &r.DurationMS, &r.BytesRead, &r.UnparsedLines, &r.StopReason, &r.Error, &updated)
+		&started, &ended, &r.DurationMS, &r.BytesRead, &r.UnparsedLines, &r.StopReason, &r.Error, &updated,
+		&r.QueuePosition, &r.MaxTurns, &r.ToolCalls, &r.LastTool, &r.LastToolInput, &activity, &stopAsked,
+		&r.StoppedBy, &r.Quiescence, &r.TranscriptAttachmentID)
+	r.LastActivityAt, r.StopRequestedAt = TimePtr(activity), TimePtr(stopAsked)
 	if exit.Valid {
 		v := int(exit.Int64)
 		r.ExitCode = &v
@@ -46,20 +62,29 @@ func scanRun(sc interface{ Scan(...any) error }) (RunRow, error) {
 	return r, err
 }
 
-// UpsertRun inserts the run or replaces every field of the stored one.
+// UpsertRun inserts the run or replaces every field of the stored one but
+// stop_requested_at, which keeps its first value (a bridge's report never
+// moves or clears a person's stop request).
 func (q *Q) UpsertRun(ctx context.Context, r RunRow) error {
 	var exit any
 	if r.ExitCode != nil {
 		exit = *r.ExitCode
 	}
-	_, err := q.Exec(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := q.Exec(ctx, `INSERT INTO runs (`+runCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET session_id = excluded.session_id, mail_id = excluded.mail_id,
 		state = excluded.state, model = excluded.model, attempt = excluded.attempt, pid = excluded.pid,
 		exit_code = excluded.exit_code, started_at = excluded.started_at, ended_at = excluded.ended_at,
 		duration_ms = excluded.duration_ms, bytes_read = excluded.bytes_read, unparsed_lines = excluded.unparsed_lines,
-		stop_reason = excluded.stop_reason, error = excluded.error, updated_at = excluded.updated_at`,
+		stop_reason = excluded.stop_reason, error = excluded.error, updated_at = excluded.updated_at,
+		queue_position = excluded.queue_position, max_turns = excluded.max_turns, tool_calls = excluded.tool_calls,
+		last_tool = excluded.last_tool, last_tool_input = excluded.last_tool_input, last_activity_at = excluded.last_activity_at,
+		stop_requested_at = COALESCE(runs.stop_requested_at, excluded.stop_requested_at),
+		stopped_by = excluded.stopped_by, quiescence = excluded.quiescence,
+		transcript_attachment_id = excluded.transcript_attachment_id`,
 		r.RunID, r.SessionID, r.MailID, r.AgentName, r.State, r.Model, r.Attempt, r.PID, exit, Millis(r.StartedAt),
-		NullMillis(r.EndedAt), r.DurationMS, r.BytesRead, r.UnparsedLines, r.StopReason, r.Error, Millis(r.UpdatedAt))
+		NullMillis(r.EndedAt), r.DurationMS, r.BytesRead, r.UnparsedLines, r.StopReason, r.Error, Millis(r.UpdatedAt),
+		r.QueuePosition, r.MaxTurns, r.ToolCalls, r.LastTool, r.LastToolInput, NullMillis(r.LastActivityAt),
+		NullMillis(r.StopRequestedAt), r.StoppedBy, r.Quiescence, r.TranscriptAttachmentID)
 	return err
 }
 
@@ -78,6 +103,40 @@ func (q *Q) SessionRuns(ctx context.Context, sessionID string, limit int) ([]Run
 	if err != nil {
 		return nil, err
 	}
+	return scanRuns(rows)
+}
+
+// RequestRunStop records a person's stop request on a run (issue 16):
+// stop_requested_at and stopped_by, unless a request was recorded already
+// (the first one stands). It answers whether this call recorded it.
+func (q *Q) RequestRunStop(ctx context.Context, runID, by string, at time.Time) (bool, error) {
+	res, err := q.Exec(ctx, `UPDATE runs SET stop_requested_at = ?, stopped_by = ? WHERE run_id = ? AND stop_requested_at IS NULL`,
+		Millis(at), by, runID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// PersonRuns answers the runs of the sessions person takes part in, newest
+// first, at most limit; active keeps only running, idle and queued ones.
+func (q *Q) PersonRuns(ctx context.Context, person string, active bool, limit int) ([]RunRow, error) {
+	filter := ""
+	if active {
+		filter = ` AND r.state IN ('running', 'idle', 'queued')`
+	}
+	rows, err := q.Query(ctx, `SELECT `+prefixed("r.", runCols)+` FROM runs r
+		JOIN session_participants p ON p.session_id = r.session_id AND p.name = ? AND p.kind = 'person'
+		WHERE 1 = 1`+filter+` ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?`, person, limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanRuns(rows)
+}
+
+// scanRuns reads every row of a run query and closes it.
+func scanRuns(rows *sql.Rows) ([]RunRow, error) {
 	defer rows.Close()
 	var out []RunRow
 	for rows.Next() {

@@ -38,6 +38,7 @@ type turn struct {
 	lastText      []string
 	result        *resultEvent
 	apiErrorText  string
+	toolNames     map[string]string // tool_use id → tool name
 	pendingAsks   map[string]context.CancelFunc
 	pendingMu     sync.Mutex
 	permissionsWG sync.WaitGroup
@@ -71,9 +72,53 @@ type assistantMessage struct {
 	ID      string `json:"id"`
 	Model   string `json:"model"`
 	Content []struct {
+		Type  string         `json:"type"`
+		Text  string         `json:"text"`
+		ID    string         `json:"id"`    // tool_use
+		Name  string         `json:"name"`  // tool_use
+		Input map[string]any `json:"input"` // tool_use
+	} `json:"content"`
+}
+
+// userMessage is the part of a user event the transcript reads: the tool
+// results Claude Code hands back to the model.
+type toolResults struct {
+	Content []struct {
+		Type      string          `json:"type"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+		IsError   bool            `json:"is_error"`
+	} `json:"content"`
+}
+
+// resultText is a tool_result's content: a string, or text blocks.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
-	} `json:"content"`
+	}
+	if json.Unmarshal(raw, &blocks) == nil {
+		var parts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return string(raw)
+}
+
+// activity hands one activity to the core (TurnRequest.OnActivity).
+func (t *turn) activity(a bridge.TurnActivity) {
+	if t.req.OnActivity != nil {
+		a.BytesRead = t.bytesRead
+		t.req.OnActivity(a)
+	}
 }
 
 type canUseTool struct {
@@ -97,6 +142,18 @@ func (t *turn) verdict(err error) {
 			t.req.OnVerdict(err)
 		}
 	})
+}
+
+// interruptGrace bounds the wait for Claude Code to end an interrupted turn
+// before its process group is signalled.
+const interruptGrace = 3 * time.Second
+
+// interrupt sends Claude Code's interrupt control request: the running turn
+// ends (its tools are cancelled) and a result follows.
+func (t *turn) interrupt() error {
+	b, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": "agentmail-stop",
+		"request": map[string]any{"subtype": "interrupt"}})
+	return t.writeLine(append(b, '\n'))
 }
 
 // writeLine writes one line to the process's stdin; after closeStdin it does nothing.
@@ -189,6 +246,12 @@ func (t *turn) run(ctx context.Context, env bridge.Env, args, environ []string) 
 		case <-ctxDone:
 			ctxDone = nil
 			canceled = true
+			if errors.Is(context.Cause(ctx), bridge.ErrStopRequested) && t.interrupt() == nil {
+				// A person stopped the turn: Claude Code's own interrupt first, the
+				// process group after a short grace.
+				killTimer = time.After(min(t.grace, interruptGrace))
+				continue
+			}
 			t.closeStdin()
 			escalate()
 		case <-resultCh:
@@ -331,8 +394,30 @@ func (t *turn) handle(ctx context.Context, line []byte, resultCh chan<- struct{}
 			t.lastText = nil
 		}
 		for _, c := range m.Content {
-			if c.Type == "text" && c.Text != "" {
+			switch {
+			case c.Type == "text" && c.Text != "":
 				t.lastText = append(t.lastText, c.Text)
+				t.activity(bridge.TurnActivity{Kind: bridge.ActivityText, Text: c.Text})
+			case c.Type == "tool_use":
+				if t.toolNames == nil {
+					t.toolNames = map[string]string{}
+				}
+				t.toolNames[c.ID] = c.Name
+				t.activity(bridge.TurnActivity{Kind: bridge.ActivityToolCall, Tool: c.Name, Input: c.Input})
+			}
+		}
+	case "user":
+		if ev.ParentToolUseID != nil && *ev.ParentToolUseID != "" {
+			return
+		}
+		var m toolResults
+		if json.Unmarshal(ev.Message, &m) != nil {
+			return
+		}
+		for _, c := range m.Content {
+			if c.Type == "tool_result" {
+				t.activity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: t.toolNames[c.ToolUseID],
+					Text: resultText(c.Content), IsError: c.IsError})
 			}
 		}
 	case "control_request":

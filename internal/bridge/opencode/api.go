@@ -171,6 +171,15 @@ type part struct {
 	Text      string `json:"text"`
 	Synthetic bool   `json:"synthetic"`
 	Ignored   bool   `json:"ignored"`
+	// A tool part's call id, tool name and state.
+	CallID string `json:"callID"`
+	Tool   string `json:"tool"`
+	State  struct {
+		Status string         `json:"status"` // pending, running, completed, error
+		Input  map[string]any `json:"input"`
+		Output string         `json:"output"`
+		Error  string         `json:"error"`
+	} `json:"state"`
 }
 
 // message is one entry of GET /session/{id}/message.

@@ -156,6 +156,7 @@ func (a *Adapter) Capabilities() bridge.Capabilities {
 		ListModels:           true, // GET /config/providers
 		PerTurnModel:         true, // model {providerID, modelID} per prompt
 		FileTools:            true, // read, write, edit, glob, grep
+		PersistentProcess:    true, // one server for every session, idle between turns
 	}
 }
 

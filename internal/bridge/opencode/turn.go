@@ -34,6 +34,7 @@ type turn struct {
 	userMsgID   string          // our prompt's user message, found by its text part
 	assistants  map[string]bool // assistant messages answering it
 	outputSeen  bool
+	tools       map[string]string // tool call id → "running" | "ended"
 	busySeen    bool
 	failed      bool
 	reason      string
@@ -222,6 +223,9 @@ func (t *turn) handle(evs []event) bool {
 			if t.assistants[p.Part.MessageID] && isOutput(p.Part.Type) {
 				t.output()
 			}
+			if t.assistants[p.Part.MessageID] && p.Part.Type == "tool" {
+				t.toolActivity(p.Part)
+			}
 		case "message.part.delta":
 			var p struct {
 				MessageID string `json:"messageID"`
@@ -284,6 +288,33 @@ func (t *turn) handle(evs []event) bool {
 		}
 	}
 	return done
+}
+
+// toolActivity reports a tool part's call once it runs and its result once
+// it ended (TurnRequest.OnActivity).
+func (t *turn) toolActivity(p part) {
+	if t.req.OnActivity == nil || p.CallID == "" {
+		return
+	}
+	if t.tools == nil {
+		t.tools = map[string]string{}
+	}
+	seen := t.tools[p.CallID]
+	switch p.State.Status {
+	case "running", "completed", "error":
+		if seen == "" {
+			t.tools[p.CallID] = "running"
+			t.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolCall, Tool: p.Tool, Input: p.State.Input, BytesRead: t.bytes})
+		}
+	}
+	switch p.State.Status {
+	case "completed", "error":
+		if t.tools[p.CallID] != "ended" {
+			t.tools[p.CallID] = "ended"
+			t.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: p.Tool,
+				Text: p.State.Output + p.State.Error, IsError: p.State.Status == "error", BytesRead: t.bytes})
+		}
+	}
 }
 
 // started reports whether events of this turn's prompt were seen, so that a late idle of

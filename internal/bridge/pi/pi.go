@@ -150,6 +150,7 @@ func (a *Adapter) Capabilities() bridge.Capabilities {
 		ListModels:           true, // get_available_models
 		PerTurnModel:         true, // --provider/--model per process
 		FileTools:            true, // read, write, edit
+		PersistentProcess:    true, // one process per session, idle between turns
 	}
 }
 

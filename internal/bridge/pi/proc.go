@@ -343,6 +343,43 @@ type event struct {
 	// extension_error
 	ExtensionPath string `json:"extensionPath"`
 	Event         string `json:"event"`
+	// tool_execution_start / _end
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Args       map[string]any  `json:"args"`
+	Result     json.RawMessage `json:"result"`
+	IsError    bool            `json:"isError"`
+}
+
+// toolResultText is the text of a tool_execution_end result: its content's
+// text blocks, else the raw JSON.
+func toolResultText(raw json.RawMessage) string {
+	var r struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &r) == nil && len(r.Content) > 0 {
+		if t := textOf(r.Content); t != "" {
+			return t
+		}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// activity hands one activity of the active turn to the core. Called with
+// p.mu held; OnActivity does not block.
+func (p *proc) activity(a bridge.TurnActivity) {
+	t := p.active
+	if t == nil || t.req.OnActivity == nil {
+		return
+	}
+	t.mu.Lock()
+	a.BytesRead = t.bytes
+	t.mu.Unlock()
+	t.req.OnActivity(a)
 }
 
 // agentMessage is a message of pi's events (user, assistant or toolResult).
@@ -402,7 +439,14 @@ func (p *proc) handleLine(line []byte) {
 		var m agentMessage
 		if p.active != nil && json.Unmarshal(ev.Message, &m) == nil && m.Role == "assistant" {
 			p.active.setLast(m)
+			if text := textOf(m.Content); text != "" {
+				p.activity(bridge.TurnActivity{Kind: bridge.ActivityText, Text: text})
+			}
 		}
+	case "tool_execution_start":
+		p.activity(bridge.TurnActivity{Kind: bridge.ActivityToolCall, Tool: ev.ToolName, Input: ev.Args})
+	case "tool_execution_end":
+		p.activity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: ev.ToolName, Text: toolResultText(ev.Result), IsError: ev.IsError})
 	case "agent_end":
 		p.running = false
 		if p.active != nil {

@@ -146,6 +146,7 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 		}
 		res.PlatformSessionID = p.sessionID
 		res.Facts.PID = p.pid()
+		res.Facts.ProcessExited = p.done
 		t := newTurn(ctx, req)
 		if err := p.prompt(ctx, t); err != nil {
 			res.Facts.EndedAt = time.Now()

@@ -1378,6 +1378,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runs in the sessions the person takes part in
+         * @description Running, idle and queued runs, newest first; with all=true every state (at most 200). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        get: operations["getMeRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of: Runs in the sessions the person takes part in
+         * @description The status and headers the GET of this path answers, without a body. Running, idle and queued runs, newest first; with all=true every state (at most 200). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeRuns"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/runs/{run_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a running or queued run (issue 16)
+         * @description Records the stop request, sends the run's agent a run_stop event and ends the agent's reservations in the session; the bridge reports the run's end. 404 an unknown run or one of a session the person does not take part in, 409 run_not_running once the run ended. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        post: operations["postMeRunsByRunIdStop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/schedules": {
         parameters: {
             query?: never;
@@ -2339,6 +2383,7 @@ export interface components {
             self_address: string;
             session_alias: string;
             session_id: string;
+            stop_word?: boolean;
             subject: string;
             to_workspace: string;
         };
@@ -2526,16 +2571,29 @@ export interface components {
             ended_at?: string | null;
             error?: string;
             exit_code?: number | null;
+            /** Format: date-time */
+            last_activity_at?: string | null;
+            last_tool?: string;
+            last_tool_input?: string;
             mail_id: string;
+            max_turns?: number;
             model?: string;
             pid?: number;
+            queue_position?: number;
+            /** @enum {string} */
+            quiescence?: "proven" | "unproven";
             run_id: string;
             session_id: string;
             /** Format: date-time */
             started_at: string;
             /** @enum {string} */
-            state: "running" | "idle" | "finished" | "failed";
+            state: "running" | "idle" | "queued" | "finished" | "failed";
             stop_reason?: string;
+            /** Format: date-time */
+            stop_requested_at?: string | null;
+            stopped_by?: string;
+            tool_calls: number;
+            transcript_attachment_id?: string;
             unparsed_lines: number;
             /** Format: date-time */
             updated_at: string;
@@ -2551,22 +2609,45 @@ export interface components {
             ended_at?: string | null;
             error?: string;
             exit_code?: number | null;
+            /** Format: date-time */
+            last_activity_at?: string | null;
+            last_tool?: string;
+            last_tool_input?: string;
             mail_id?: string;
+            max_turns?: number;
             model?: string;
             pid?: number;
+            queue_position?: number;
+            /** @enum {string} */
+            quiescence?: "proven" | "unproven";
             run_id?: string;
             session_id: string;
             /** Format: date-time */
             started_at?: string;
             /** @enum {string} */
-            state: "running" | "idle" | "finished" | "failed";
+            state: "running" | "idle" | "queued" | "finished" | "failed";
             stop_reason?: string;
+            /** Format: date-time */
+            stop_requested_at?: string | null;
+            stopped_by?: string;
+            tool_calls?: number;
+            transcript_attachment_id?: string;
             unparsed_lines?: number;
             /** Format: date-time */
             updated_at?: string;
         };
         RunList: {
             runs: components["schemas"]["Run"][];
+        };
+        RunStopEvent: {
+            mail_id: string;
+            run_id: string;
+            session_id: string;
+            stopped_by: string;
+        };
+        RunStopResponse: {
+            run: components["schemas"]["Run"];
+            status: string;
         };
         Schedule: {
             body: string;
@@ -2652,7 +2733,7 @@ export interface components {
             pending_permissions: number;
             platform_session_id?: string;
             /** @enum {string} */
-            run_state?: "running" | "idle" | "finished" | "failed";
+            run_state?: "running" | "idle" | "queued" | "finished" | "failed";
             session_id: string;
             subject: string;
             unread: number;
@@ -9910,6 +9991,206 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getMeRuns: {
+        parameters: {
+            query?: {
+                /** @description true: also ended runs (at most 200) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    headMeRuns: {
+        parameters: {
+            query?: {
+                /** @description true: also ended runs (at most 200) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postMeRunsByRunIdStop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunStopResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -89,6 +89,7 @@ export type ReservationList = Schemas['ReservationList']
 export type ReservationEvent = Schemas['ReservationEvent']
 
 export type NewMailEvent = Schemas['NewMailEvent']
+export type RunStopResponse = Schemas['RunStopResponse']
 export type PermissionDecisionEvent = Schemas['PermissionDecisionEvent']
 
 /**
@@ -103,6 +104,7 @@ export const EVENT_SCHEMAS = {
   session_updated: 'Session',
   run_updated: 'Run',
   reservation_changed: 'ReservationEvent', // agents' streams only
+  run_stop: 'RunStopEvent', // agents' streams only
 } as const satisfies Record<string, keyof Schemas>
 
 /** EventName is the name of one SSE event. */

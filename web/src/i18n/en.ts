@@ -123,6 +123,7 @@ export const en = {
 
   'run.running': 'Running',
   'run.idle': 'Idle',
+  'run.queued': 'Queued',
   'run.finished': 'Finished',
   'run.failed': 'Failed',
   'run.model': 'Model',

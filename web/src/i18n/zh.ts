@@ -122,6 +122,7 @@ export const zh: Record<MsgKey, string> = {
 
   'run.running': '运行中',
   'run.idle': '空闲',
+  'run.queued': '排队中',
   'run.finished': '已完成',
   'run.failed': '失败',
   'run.model': '模型',
