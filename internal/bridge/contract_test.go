@@ -102,6 +102,9 @@ type platformCase struct {
 	// answers HTTP 400 before the attempt fails; 0 when the platform retries on its own
 	// (any number from one on).
 	requestsPerFailedAttempt int
+	// persistentProcess: the platform's process outlives a turn, so a turn that ended
+	// leaves its run idle (seed 004 section 1) until the session's next turn.
+	persistentProcess bool
 	// finishedRun, when set, checks the platform facts of a finished run beyond its pid
 	// (seed 004): "" when they hold.
 	finishedRun func(run client.Run) string
@@ -155,8 +158,9 @@ var platformCases = []platformCase{
 			}
 			return ""
 		},
-		namesSessions: true,
-		permissionKey: func(key string) bool { return strings.HasPrefix(key, "per_") },
+		namesSessions:     true,
+		persistentProcess: true,
+		permissionKey:     func(key string) bool { return strings.HasPrefix(key, "per_") },
 		// Replies are keyed by opencode's own message id (msg_…).
 		replyKeyIsResponseID:     false,
 		requestsPerFailedAttempt: 1,
@@ -192,7 +196,8 @@ var platformCases = []platformCase{
 			appendPiSessionName(t, r, id, name)
 			return r.StartBridge()
 		},
-		permissionKey: func(key string) bool { return strings.Contains(key, ":bash:") },
+		permissionKey:     func(key string) bool { return strings.Contains(key, ":bash:") },
+		persistentProcess: true,
 		// The relay key is the completion id of the last answer.
 		replyKeyIsResponseID:     true,
 		requestsPerFailedAttempt: 1,
@@ -420,7 +425,7 @@ func (k *contract) firstMail() *client.SendMailResponse {
 func (k *contract) waitEnded(m *client.SendMailResponse) client.Run {
 	k.t.Helper()
 	want := client.RunFinished
-	if k.c.platform != platforms.Claude {
+	if k.c.persistentProcess {
 		want = client.RunIdle
 	}
 	var found client.Run

@@ -468,7 +468,7 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 		"AGENTMAIL_AGENT_NAME=newbot", "AGENTMAIL_CLAUDE_BIN=/bin/true"}
 
 	bad := startBridgeProcess(t, env, "--platform", "nope")
-	if err := waitExit(t, bad); err == nil || !strings.Contains(bad.Log.String(), "use one of claude") {
+	if err := waitExit(t, bad); err == nil || !strings.Contains(bad.Log.String(), "use one of acp, claude") {
 		t.Fatalf("unknown platform: %v\n%s", err, bad.Log)
 	}
 

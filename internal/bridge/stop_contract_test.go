@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/testkit/mailrig"
-	"github.com/agentmail/agentmail/internal/testkit/platforms"
 	"github.com/agentmail/agentmail/internal/testkit/scriptedmodel"
 )
 
@@ -51,14 +50,14 @@ func TestPlatformStopContract(t *testing.T) {
 		t.Skip("end-to-end test with real processes")
 	}
 	for _, c := range platformCases {
-		t.Run(string(c.platform), func(t *testing.T) {
+		t.Run(c.caseName(), func(t *testing.T) {
 			t.Parallel()
 			r := mailrig.New(t, c.platform, c.agent, c.stopScript()...)
 			c.configure(t, r)
 			r.Env.Set("AGENTMAIL_PERMISSION_MODE", "full")
 			r.Env.Set("AGENTMAIL_RUNS_DIR", filepath.Join(r.Env.Home, "runs"))
 			br := r.StartBridge()
-			persistent := c.platform != platforms.Claude
+			persistent := c.persistentProcess
 
 			dir := mailrig.Workspace(t, "stopme")
 			first := r.Send(c.agent+"@"+dir+".new", "[stop-api] a long command", "Run the long command, please.")
@@ -105,7 +104,7 @@ func TestPlatformStopContract(t *testing.T) {
 			} else {
 				for _, run := range r.Runs(first.SessionID) {
 					if run.State == client.RunIdle {
-						t.Errorf("run %+v is idle on %s, whose process ends with its turn", run, c.platform)
+						t.Errorf("run %+v is idle on %s, whose process ends with its turn", run, c.caseName())
 					}
 				}
 			}

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
@@ -37,6 +38,8 @@ type clientHooks struct {
 	// the command); announced wakes RequestPermission waiting for one.
 	callNames map[string]string
 	announced chan struct{}
+	calls     map[string]string         // tool call id → "called" | "ended" (OnActivity)
+	inputs    map[string]map[string]any // tool call id → its input as the updates told it
 }
 
 // announceWait bounds how long a permission request waits for its tool call's
@@ -112,11 +115,66 @@ func (h *clientHooks) SessionUpdate(ctx context.Context, n sdk.SessionNotificati
 		go h.output()
 	case u.ToolCall != nil:
 		h.announce(string(u.ToolCall.ToolCallId), u.ToolCall.Title)
+		h.toolActivity(string(u.ToolCall.ToolCallId), u.ToolCall.RawInput, string(u.ToolCall.Status), u.ToolCall.RawOutput)
 		h.text.Reset()
 		h.messageID = ""
 		go h.output()
+	case u.ToolCallUpdate != nil:
+		status := ""
+		if u.ToolCallUpdate.Status != nil {
+			status = string(*u.ToolCallUpdate.Status)
+		}
+		h.toolActivity(string(u.ToolCallUpdate.ToolCallId), u.ToolCallUpdate.RawInput, status, u.ToolCallUpdate.RawOutput)
 	}
 	return nil
+}
+
+// toolActivity reports a tool call to the core (TurnRequest.OnActivity) once its input
+// is known (or it ended without one), and its result once it completed or failed; the
+// name is the one the call was announced with (caller holds h.mu).
+func (h *clientHooks) toolActivity(id string, rawInput any, status string, rawOutput any) {
+	if h.req == nil || h.req.OnActivity == nil || id == "" {
+		return
+	}
+	if h.calls == nil {
+		h.calls = map[string]string{}
+	}
+	if h.inputs == nil {
+		h.inputs = map[string]map[string]any{}
+	}
+	if in, ok := rawInput.(map[string]any); ok {
+		merged := h.inputs[id]
+		if merged == nil {
+			merged = map[string]any{}
+			h.inputs[id] = merged
+		}
+		for k, v := range in {
+			merged[k] = v
+		}
+	}
+	ended := status == string(sdk.ToolCallStatusCompleted) || status == string(sdk.ToolCallStatusFailed)
+	// The input is complete once the tool runs; updates before may carry parts of it.
+	if h.calls[id] == "" && (status == string(sdk.ToolCallStatusInProgress) || ended) {
+		h.calls[id] = "called"
+		h.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolCall, Tool: h.callNames[id], Input: h.inputs[id]})
+	}
+	if ended && h.calls[id] != "ended" {
+		h.calls[id] = "ended"
+		out := ""
+		switch v := rawOutput.(type) {
+		case string:
+			out = v
+		case map[string]any:
+			if s, ok := v["output"].(string); ok {
+				out = s
+			} else {
+				b, _ := json.Marshal(v)
+				out = string(b)
+			}
+		}
+		h.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: h.callNames[id], Text: out,
+			IsError: status == string(sdk.ToolCallStatusFailed)})
+	}
 }
 
 // announce records a tool call's first title (caller holds h.mu).
