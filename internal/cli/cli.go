@@ -219,6 +219,7 @@ func Commands(env *Env) []*cobra.Command {
 		NewShowCommand(env), NewTreeCommand(env), NewApproveCommand(env), NewDenyCommand(env),
 		NewWatchCommand(env), NewKeysCommand(env),
 		NewAckCommand(env), NewAcksCommand(env), NewReservationsCommand(env), NewGuardCommand(env), // coordination.go, guard.go
+		NewRunsCommand(env), NewStopCommand(env), // runs.go
 	}
 }
 

@@ -368,6 +368,12 @@ func TestPrismValidatesEveryOperation(t *testing.T) {
 	p.do(prismReq{op: "PUT " + v + "/runs/{run_id}", token: bot, path: v + "/runs/run-1", body: `{"session_id":"` + sid + `","state":"running"}`, want: 200})
 	p.do(prismReq{op: "PUT " + v + "/runs/{run_id}", token: bot, path: v + "/runs/run-2", body: `{"session_id":"no-such-session","state":"running"}`, want: 404})
 	p.do(prismReq{op: "GET " + v + "/sessions/{id}/runs", token: bot, path: v + "/sessions/" + sid + "/runs", want: 200})
+	p.do(prismReq{op: "GET " + v + "/me/runs", token: alice, path: v + "/me/runs", want: 200})
+	p.do(prismReq{op: "GET " + v + "/me/runs", token: alice, path: v + "/me/runs?all=true", want: 200})
+	p.do(prismReq{op: "POST " + v + "/me/runs/{run_id}/stop", token: alice, path: v + "/me/runs/run-1/stop", want: 202})
+	p.do(prismReq{op: "POST " + v + "/me/runs/{run_id}/stop", token: alice, path: v + "/me/runs/no-such-run/stop", want: 404})
+	p.do(prismReq{op: "PUT " + v + "/runs/{run_id}", token: bot, path: v + "/runs/run-3", body: `{"session_id":"` + sid + `","state":"failed","error":"exit 1"}`, want: 200})
+	p.do(prismReq{op: "POST " + v + "/me/runs/{run_id}/stop", token: alice, path: v + "/me/runs/run-3/stop", want: 409})
 	p.do(prismReq{op: "GET " + v + "/sessions/{id}/participants", token: alice, path: v + "/sessions/" + sid + "/participants", want: 200})
 	p.do(prismReq{op: "GET " + v + "/sessions/{id}/participants", token: bot, path: v + "/sessions/no-such-session/participants", want: 404})
 
