@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"io"
 	"net/url"
 	"strconv"
 )
@@ -46,4 +47,38 @@ func (c *Client) MeSearch(ctx context.Context, q SearchQuery) (*SearchResults, e
 // those delegated from it. Errors as MeSearch.
 func (c *Client) SearchMail(ctx context.Context, q SearchQuery) (*SearchResults, error) {
 	return getAs[SearchResults](ctx, c, apiPath("/mail/search"), q.values())
+}
+
+// ExportQuery selects a page of GET /api/v1/me/export: After (the query
+// parameter cursor) is a mail id
+// (the NextCursor of the previous page or run; "" from the start), Limit
+// 0 takes the gateway's default (200, at most 1000), All (admins only)
+// exports every mail instead of the caller's own.
+type ExportQuery struct {
+	After string
+	Limit int
+	All   bool
+}
+
+// MeExport answers a page of the mails the person may export
+// (GET /api/v1/me/export). Errors: 400 cursor or limit; 403 all for one who
+// is not an admin.
+func (c *Client) MeExport(ctx context.Context, q ExportQuery) (*ExportPage, error) {
+	v := url.Values{}
+	if q.After != "" {
+		v.Set("cursor", q.After)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.All {
+		v.Set("all", "true")
+	}
+	return getAs[ExportPage](ctx, c, apiPath("/me/export"), v)
+}
+
+// AdminDownloadAttachment streams any attachment
+// (GET /api/v1/admin/attachments/{id}), for an export of everything.
+func (c *Client) AdminDownloadAttachment(ctx context.Context, id string) (io.ReadCloser, *AttachmentMeta, error) {
+	return c.download(ctx, apiPath("/admin/attachments/"+url.PathEscape(id)))
 }

@@ -57,3 +57,16 @@ func MarkedText(spans []TextSpan, open, close string) string {
 	}
 	return b.String()
 }
+
+// ExportPage is one page of GET /api/v1/me/export (issue 21 item 5): the
+// mails after the cursor in id order (oldest first), as GET /me/mail/{id}
+// shows them (permission requests with their current decision), and the
+// sessions those mails belong to (participants, aliases and former
+// aliases, dates). NextCursor is the id of the last mail, to pass as
+// after= for the next page (and for the next run of an incremental
+// export); it is empty when no mail is left.
+type ExportPage struct {
+	Mails      []Mail    `json:"mails"`
+	Sessions   []Session `json:"sessions"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}

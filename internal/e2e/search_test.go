@@ -36,11 +36,7 @@ func TestSearchChineseAndEnglishOverTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	key, err := e.carol.CreateUserKey(e.ctx, client.CreateUserKeyRequest{Label: "e2e"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cliEnv := []string{"AGENTMAIL_GATEWAY_URL=" + e.g.URL, "AGENTMAIL_USER_KEY=" + key.KeyToken, "AGENTMAIL_CONFIG=" + filepath.Join(e.home, "cli.json")}
+	cliEnv := e.userCLIEnv(e.carol, "cli.json")
 	search := func(args ...string) client.SearchResults {
 		t.Helper()
 		out, code := e.run(e.repo, cliEnv, e.bin, append([]string{"search", "--json"}, args...)...)
@@ -93,4 +89,15 @@ func TestSearchChineseAndEnglishOverTheBinary(t *testing.T) {
 	if text, isErr := mc.call("search_mail", map[string]any{"query": "is:read"}); !isErr || !strings.Contains(text, "is:unread") {
 		t.Fatalf("a bad filter: %v %s", isErr, text)
 	}
+}
+
+// userCLIEnv answers the environment of the people's CLI signed in as c
+// with a new user key, its configuration in file under e.home.
+func (e *coEnv) userCLIEnv(c *client.Client, file string) []string {
+	e.t.Helper()
+	key, err := c.CreateUserKey(e.ctx, client.CreateUserKeyRequest{Label: "e2e"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return []string{"AGENTMAIL_GATEWAY_URL=" + e.g.URL, "AGENTMAIL_USER_KEY=" + key.KeyToken, "AGENTMAIL_CONFIG=" + filepath.Join(e.home, file)}
 }

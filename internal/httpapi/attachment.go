@@ -7,6 +7,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -29,6 +30,8 @@ func attachmentRoutes() []Route {
 		{Method: "POST", Path: p + "/me/attachments", Auth: AuthPerson, Summary: "Upload an attachment (multipart field file)", Description: "Stores the file of the multipart field file; the answer's id goes into a mail's attachments. Unsent attachments are removed after a while. 400 no file field, 413 a file over the size limit.",
 			Consumes: "multipart/form-data", Response: client.Attachment{}, Status: 201, Errors: []int{400, 401, 403, 413, 500}, Handler: (*Server).handleUploadAttachment},
 		{Method: "GET", Path: p + "/me/attachments/{id}", Auth: AuthPerson, Summary: "Download an attachment (always octet-stream, as an attachment)", Description: "The content of an attachment of a mail the caller may see, always as application/octet-stream with Content-Disposition attachment. 404 an unknown attachment or one the caller may not see.",
+			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
+		{Method: "GET", Path: p + "/admin/attachments/{id}", Auth: AuthAdmin, Summary: "Download any attachment (an admin's export of everything)", Description: "The content of any attachment, as /me/attachments/{id} answers it, for agentmail export --all. 404 an unknown attachment.",
 			Status: 200, Errors: errsRead, Produces: "application/octet-stream", Handler: (*Server).handleDownloadAttachment},
 	}
 }
@@ -160,7 +163,13 @@ func (s *Server) handleDownloadAttachment(w http.ResponseWriter, r *http.Request
 	if s.blobs == nil {
 		return attachmentsUnavailable()
 	}
-	a, err := s.svc.AttachmentForDownload(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
+	var a *client.Attachment
+	var err error
+	if strings.HasPrefix(r.URL.Path, Prefix+"/admin/") { // the route's Auth made the caller an admin
+		a, err = s.svc.AdminAttachmentForDownload(r.Context(), chi.URLParam(r, "id"))
+	} else {
+		a, err = s.svc.AttachmentForDownload(r.Context(), PrincipalOf(r), chi.URLParam(r, "id"))
+	}
 	if err != nil {
 		return err
 	}

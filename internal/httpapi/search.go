@@ -28,7 +28,27 @@ func searchRoutes() []Route {
 			Summary:     "Search the mails the agent sent or received (full text, filters, ranked, highlighted)",
 			Description: "The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter.",
 			Response:    client.SearchResults{}, Status: 200, Errors: errsAgent, Query: searchQuery, Answer: answer((*Server).handleSearch)},
+		{Method: "GET", Path: Prefix + "/me/export", Auth: AuthPerson,
+			Summary:     "A page of the mails to archive, oldest first, with their sessions (agentmail export)",
+			Description: "The mails the person sent or received (all=true: every mail, admins only) after the mail id cursor, in id order, with permission requests' decisions and the sessions' participants and aliases. 400 a bad cursor or limit, 403 all=true without the admin role.",
+			Query: []OpenAPIParam{{Name: "cursor", Description: "the next_cursor of the previous page or run: mails after this id"},
+				{Name: "limit", Type: "integer", Default: gateway.ExportDefaultLimit, Description: "at most this many mails (1..1000)"},
+				{Name: "all", Type: "boolean", Default: false, Description: "every mail (admins only)"}},
+			Response: client.ExportPage{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleExport)},
 	}
+}
+
+// handleExport serves GET /me/export?cursor=&limit=&all= (gateway.Export).
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) (*client.ExportPage, error) {
+	limit, err := queryInt(r, "limit", gateway.ExportDefaultLimit, 1, gateway.ExportMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	all := r.URL.Query().Get("all")
+	if all != "" && all != "true" && all != "false" {
+		return nil, gateway.Invalid("all", "all must be true or false", "send all=true or leave it out")
+	}
+	return s.svc.Export(r.Context(), PrincipalOf(r), all == "true", r.URL.Query().Get("cursor"), limit)
 }
 
 // handleSearch serves GET /me/mail/search and /mail/search

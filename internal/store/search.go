@@ -292,3 +292,15 @@ func (s *Store) backfillSearch(ctx context.Context) error {
 		return err
 	})
 }
+
+// ExportMails answers at most limit mails after the mail id after in id
+// order: those viewer sent or received, or every mail when viewer is ""
+// (an admin's export), with viewer's own state.
+func (q *Q) ExportMails(ctx context.Context, viewer, after string, limit int) ([]ViewedMail, error) {
+	if viewer == "" {
+		return q.viewedMails(ctx, `SELECT `+mailCols+`, '', FALSE FROM mails WHERE mail_id > ? ORDER BY mail_id LIMIT ?`, after, limit)
+	}
+	return q.viewedMails(ctx, `SELECT `+prefixed("m.", mailCols)+`, COALESCE(r.role, ''), COALESCE(r.is_read, ?) FROM mails m
+		LEFT JOIN mail_recipients r ON r.mail_id = m.mail_id AND r.name = ?
+		WHERE m.mail_id > ? AND (m.from_name = ? OR r.name IS NOT NULL) ORDER BY m.mail_id LIMIT ?`, false, viewer, after, viewer, limit)
+}

@@ -170,6 +170,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/attachments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download any attachment (an admin's export of everything)
+         * @description The content of any attachment, as /me/attachments/{id} answers it, for agentmail export --all. 404 an unknown attachment. Caller: a person with the admin role (user key or session cookie).
+         */
+        get: operations["getAdminAttachmentsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of: Download any attachment (an admin's export of everything)
+         * @description The status and headers the GET of this path answers, without a body. The content of any attachment, as /me/attachments/{id} answers it, for agentmail export --all. 404 an unknown attachment. Caller: a person with the admin role (user key or session cookie).
+         */
+        head: operations["headAdminAttachmentsById"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/mail/{id}": {
         parameters: {
             query?: never;
@@ -931,6 +955,30 @@ export interface paths {
          * @description The status and headers the GET of this path answers, without a body. Server-sent events for the person (new_mail, permission_request, session_updated, ...; x-agentmail-events lists them); id: is the event id, send it as Last-Event-ID on reconnect to get what was missed. The stream begins with retry: (the reconnect delay) and sends comment heartbeats. 400 a bad Last-Event-ID, 429 too many streams for this key. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         head: operations["headMeEventsStream"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page of the mails to archive, oldest first, with their sessions (agentmail export)
+         * @description The mails the person sent or received (all=true: every mail, admins only) after the mail id cursor, in id order, with permission requests' decisions and the sessions' participants and aliases. 400 a bad cursor or limit, 403 all=true without the admin role. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        get: operations["getMeExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of: A page of the mails to archive, oldest first, with their sessions (agentmail export)
+         * @description The status and headers the GET of this path answers, without a body. The mails the person sent or received (all=true: every mail, admins only) after the mail id cursor, in id order, with permission requests' decisions and the sessions' participants and aliases. 400 a bad cursor or limit, 403 all=true without the admin role. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeExport"];
         patch?: never;
         trace?: never;
     };
@@ -2210,6 +2258,11 @@ export interface components {
             field?: string;
             retry_after_seconds?: number;
             suggestion?: string;
+        };
+        ExportPage: {
+            mails: components["schemas"]["Mail"][];
+            next_cursor?: string;
+            sessions: components["schemas"]["Session"][];
         };
         ForwardRequest: {
             attachment_ids?: string[];
@@ -3801,6 +3854,144 @@ export interface operations {
             header?: never;
             path: {
                 name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getAdminAttachmentsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    headAdminAttachmentsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
             };
             cookie?: never;
         };
@@ -7765,6 +7956,138 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getMeExport: {
+        parameters: {
+            query?: {
+                /** @description the next_cursor of the previous page or run: mails after this id */
+                cursor?: string;
+                /** @description at most this many mails (1..1000) */
+                limit?: number;
+                /** @description every mail (admins only) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    headMeExport: {
+        parameters: {
+            query?: {
+                /** @description the next_cursor of the previous page or run: mails after this id */
+                cursor?: string;
+                /** @description at most this many mails (1..1000) */
+                limit?: number;
+                /** @description every mail (admins only) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -1,0 +1,481 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmail/agentmail/client"
+)
+
+// The archive written by `agentmail export` (issue 21 item 5):
+//
+//	DIR/.agentmail-export.json      the cursor of the last run (the last mail id written)
+//	DIR/sessions/<session_id>.md    one file per session: front matter, then the mails oldest first
+//	DIR/sessions/<session_id>/<attachment_id>-<name>   the attachments, beside it
+//
+// Each mail is one block: a marker line "<!-- agentmail:mail {json} -->"
+// whose JSON is the mail as the API gives it (permission requests with
+// their decision) without its body, plus the byte lengths of the three
+// parts that follow: a heading line, the body exactly as written, and a
+// list of the attachments and the decision. ReadExport reads a file back
+// by those lengths, so nothing a mail body holds (even a line that looks
+// like a marker) can break the archive apart.
+
+// exportState is DIR/.agentmail-export.json.
+type exportState struct {
+	Cursor string `json:"cursor"`
+	All    bool   `json:"all"`
+}
+
+// exportMeta is the JSON of a mail's marker line.
+type exportMeta struct {
+	client.Mail
+	// Files maps attachment ids to their file, relative to the session file.
+	Files        map[string]string `json:"files,omitempty"`
+	HeaderBytes  int               `json:"header_bytes"`
+	BodyBytes    int               `json:"body_bytes"`
+	TrailerBytes int               `json:"trailer_bytes"`
+	// AddedNewline says the body part ends with a newline the body has not.
+	AddedNewline bool `json:"added_newline,omitempty"`
+}
+
+const exportMarker = "<!-- agentmail:mail "
+
+// ExportedSession is one session file read back by ReadExport.
+type ExportedSession struct {
+	Session client.Session
+	Mails   []ExportedMail
+}
+
+// ExportedMail is one mail of a session file, Body included; Files maps
+// attachment ids to their paths relative to the export directory.
+type ExportedMail struct {
+	client.Mail
+	Files map[string]string
+}
+
+// NewExportCommand returns `agentmail export --out DIR [--git] [--all]`.
+func NewExportCommand(env *Env) *cobra.Command {
+	var out string
+	var useGit, all bool
+	cmd := &cobra.Command{
+		Use:   "export --out DIR [--git] [--all]",
+		Short: "Write your conversations into a directory as Markdown",
+		Long: `Write every conversation you may read into DIR as Markdown: one file per session
+(sessions/<session_id>.md) with its participants, aliases and dates at the top, each
+mail with its sender, recipients, date and body, permission requests with their
+decisions, and the attachments as files beside it. A second run writes only what is
+new since the first (the sessions that got mail). With --git, DIR is a git
+repository and each run that wrote something is one commit. An admin may add --all
+to export every conversation on the gateway.`,
+		Example: `  agentmail export --out ~/mail-archive --git`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErr("export: --out DIR is required")
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			n, sessions, err := runExport(cmd.Context(), c, out, all)
+			if err != nil {
+				return err
+			}
+			if useGit {
+				if err := commitExport(cmd.Context(), out, n); err != nil {
+					return err
+				}
+			}
+			if n == 0 {
+				fmt.Fprintf(env.Stdout, "Nothing new since the last export into %s.\n", out)
+			} else {
+				fmt.Fprintf(env.Stdout, "Wrote %d new mails in %d sessions into %s.\n", n, sessions, out)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the directory to write (created when missing)")
+	cmd.Flags().BoolVar(&useGit, "git", false, "keep DIR as a git repository, one commit per run")
+	cmd.Flags().BoolVar(&all, "all", false, "every conversation on the gateway (admins only)")
+	return setup(cmd)
+}
+
+// runExport fetches the mails after the stored cursor and rewrites the
+// files of the sessions they belong to; it answers how many mails and
+// sessions it wrote.
+func runExport(ctx context.Context, c *client.Client, dir string, all bool) (int, int, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o755); err != nil {
+		return 0, 0, err
+	}
+	statePath := filepath.Join(dir, ".agentmail-export.json")
+	var st exportState
+	if b, err := os.ReadFile(statePath); err == nil {
+		if err := json.Unmarshal(b, &st); err != nil {
+			return 0, 0, fmt.Errorf("export: %s is not an export state file: %w", statePath, err)
+		}
+		if st.All != all {
+			return 0, 0, usageErr("export: %s was exported %s; run with the same --all, or choose another --out", dir, map[bool]string{true: "with --all", false: "without --all"}[st.All])
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 0, 0, err
+	}
+	st.All = all
+	newMails := map[string][]client.Mail{}
+	sessions := map[string]client.Session{}
+	n := 0
+	for {
+		page, err := c.MeExport(ctx, client.ExportQuery{After: st.Cursor, Limit: 500, All: all})
+		if err != nil {
+			return 0, 0, apiErr("export", err)
+		}
+		for _, s := range page.Sessions {
+			sessions[s.SessionID] = s
+		}
+		for _, m := range page.Mails {
+			newMails[m.SessionID] = append(newMails[m.SessionID], m)
+			st.Cursor = m.MailID
+			n++
+		}
+		if page.NextCursor == "" {
+			break
+		}
+	}
+	ids := make([]string, 0, len(newMails))
+	for id := range newMails {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := writeSession(ctx, c, dir, all, sessions[id], newMails[id]); err != nil {
+			return 0, 0, err
+		}
+	}
+	b, _ := json.MarshalIndent(st, "", "  ")
+	if err := os.WriteFile(statePath, append(b, '\n'), 0o644); err != nil {
+		return 0, 0, err
+	}
+	return n, len(ids), nil
+}
+
+// writeSession merges the new mails into the session's file (mails already
+// there are kept; a permission request still pending is read again, so its
+// decision appears) and downloads the attachments not yet beside it.
+func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s client.Session, mails []client.Mail) error {
+	rel := filepath.Join("sessions", safeName(s.SessionID)+".md")
+	path := filepath.Join(dir, rel)
+	byID := map[string]client.Mail{}
+	if old, err := readSessionFile(path); err == nil {
+		for _, m := range old.Mails {
+			if m.Permission != nil && m.Permission.Status == "pending" {
+				var fresh *client.Mail
+				if all {
+					fresh, err = c.AdminGetMail(ctx, m.MailID)
+				} else {
+					fresh, err = c.MeGetMail(ctx, m.MailID)
+				}
+				if err == nil {
+					m.Mail = *fresh
+				}
+			}
+			byID[m.MailID] = m.Mail
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("export: reading %s: %w", path, err)
+	}
+	for _, m := range mails {
+		byID[m.MailID] = m
+	}
+	list := make([]client.Mail, 0, len(byID))
+	for _, m := range byID {
+		list = append(list, m)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].MailID < list[j].MailID })
+
+	attDir := safeName(s.SessionID)
+	var b bytes.Buffer
+	fm := func(k string, v any) {
+		j, _ := json.Marshal(v)
+		fmt.Fprintf(&b, "%s: %s\n", k, j)
+	}
+	b.WriteString("---\n")
+	fm("session_id", s.SessionID)
+	fm("alias", s.Alias)
+	fm("former_aliases", nonNil(s.FormerAliases))
+	fm("subject", s.Subject)
+	fm("participants", nonNil(s.Participants))
+	fm("agent", s.AgentName)
+	fm("workspace", s.Workspace)
+	fm("origin_session_id", s.OriginSessionID)
+	fm("created_at", s.CreatedAt)
+	fm("last_activity", s.LastActivity)
+	fm("mails", len(list))
+	b.WriteString("---\n\n")
+	fmt.Fprintf(&b, "# %s (%s)\n\n", oneLine(s.Subject, 200), s.Alias)
+	for _, m := range list {
+		files := map[string]string{}
+		var trailer strings.Builder
+		for _, a := range m.Attachments {
+			name := safeName(a.AttachmentID) + "-" + safeName(a.Filename)
+			fileRel := filepath.ToSlash(filepath.Join(attDir, name))
+			files[a.AttachmentID] = fileRel
+			if err := downloadOnce(ctx, c, all, a.AttachmentID, filepath.Join(dir, "sessions", attDir, name)); err != nil {
+				return err
+			}
+			fmt.Fprintf(&trailer, "- Attachment: [%s](<%s>) (%d bytes)\n", oneLine(a.Filename, 200), fileRel, a.Size)
+		}
+		if p := m.Permission; p != nil {
+			fmt.Fprintf(&trailer, "- Permission request: %s — %s", oneLine(p.Question, 200), p.Status)
+			if p.DecidedBy != "" {
+				fmt.Fprintf(&trailer, " by %s", p.DecidedBy)
+			}
+			if p.Decision != "" {
+				fmt.Fprintf(&trailer, " (%s)", oneLine(p.Decision, 100))
+			}
+			trailer.WriteString("\n")
+		}
+		var to []string
+		for _, r := range m.Recipients {
+			to = append(to, r.Name)
+		}
+		header := fmt.Sprintf("## %s — %s → %s: %s\n\n", m.CreatedAt.UTC().Format(time.RFC3339), m.FromName, strings.Join(to, ", "), oneLine(m.Subject, 200))
+		body, added := m.Body, false
+		if !strings.HasSuffix(body, "\n") {
+			body, added = body+"\n", true
+		}
+		tr := trailer.String()
+		if tr != "" {
+			tr = "\n" + tr
+		}
+		tr += "\n"
+		meta := exportMeta{Mail: m, Files: files, HeaderBytes: len(header), BodyBytes: len(body), TrailerBytes: len(tr), AddedNewline: added}
+		meta.Body = ""
+		j, err := json.Marshal(meta) // escapes < and >, so "-->" cannot occur in it
+		if err != nil {
+			return err
+		}
+		b.WriteString(exportMarker)
+		b.Write(j)
+		b.WriteString(" -->\n")
+		b.WriteString(header)
+		b.WriteString(body)
+		b.WriteString(tr)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// downloadOnce writes an attachment to path unless it is there already
+// (attachments never change).
+func downloadOnce(ctx context.Context, c *client.Client, all bool, id, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	var rc io.ReadCloser
+	var err error
+	if all {
+		rc, _, err = c.AdminDownloadAttachment(ctx, id)
+	} else {
+		rc, _, err = c.MeDownloadAttachment(ctx, id)
+	}
+	if err != nil {
+		return apiErr("export: attachment "+id, err)
+	}
+	defer rc.Close()
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// safeName keeps letters, digits, '.', '-' and '_' of s (others become
+// '_'), never "." or "..", at most 100 runes: a file name that stays in
+// its directory whatever a mail names its attachment.
+func safeName(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == 100 {
+			break
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+		n++
+	}
+	out := strings.TrimLeft(b.String(), ".")
+	if out == "" {
+		out = "_"
+	}
+	return out
+}
+
+// commitExport makes DIR a git repository when it is not one and commits
+// what the run wrote (nothing when nothing changed).
+func commitExport(ctx context.Context, dir string, n int) error {
+	git := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("export: git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out), nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
+		if _, err := git("init", "-q"); err != nil {
+			return err
+		}
+	}
+	if _, err := git("add", "-A"); err != nil {
+		return err
+	}
+	status, err := git("status", "--porcelain")
+	if err != nil || strings.TrimSpace(status) == "" {
+		return err
+	}
+	var ident []string
+	if name, _ := git("config", "user.email"); strings.TrimSpace(name) == "" {
+		ident = []string{"-c", "user.name=agentmail export", "-c", "user.email=export@agentmail.invalid"}
+	}
+	_, err = git(append(ident, "commit", "-q", "-m", fmt.Sprintf("agentmail export %s: %d new mails", time.Now().UTC().Format(time.RFC3339), n))...)
+	return err
+}
+
+// ReadExport reads every session file of an export directory back.
+func ReadExport(dir string) ([]ExportedSession, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "sessions", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var out []ExportedSession
+	for _, p := range paths {
+		s, err := readSessionFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		for i := range s.Mails {
+			for id, f := range s.Mails[i].Files {
+				s.Mails[i].Files[id] = filepath.ToSlash(filepath.Join("sessions", f))
+			}
+		}
+		out = append(out, *s)
+	}
+	return out, nil
+}
+
+// readSessionFile parses one session file (see the package comment above
+// exportState); Files stay relative to the file.
+func readSessionFile(path string) (*ExportedSession, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(bytes.NewReader(data))
+	line := func() (string, error) {
+		l, err := r.ReadString('\n')
+		if err != nil && l == "" {
+			return "", err
+		}
+		return strings.TrimSuffix(l, "\n"), nil
+	}
+	if l, err := line(); err != nil || l != "---" {
+		return nil, errors.New("no front matter")
+	}
+	var s ExportedSession
+	fm := map[string]json.RawMessage{}
+	for {
+		l, err := line()
+		if err != nil {
+			return nil, errors.New("front matter not closed")
+		}
+		if l == "---" {
+			break
+		}
+		k, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			return nil, fmt.Errorf("front matter line %q", l)
+		}
+		fm[k] = json.RawMessage(v)
+	}
+	for k, dst := range map[string]any{"session_id": &s.Session.SessionID, "alias": &s.Session.Alias, "former_aliases": &s.Session.FormerAliases,
+		"subject": &s.Session.Subject, "participants": &s.Session.Participants, "agent": &s.Session.AgentName, "workspace": &s.Session.Workspace,
+		"origin_session_id": &s.Session.OriginSessionID, "created_at": &s.Session.CreatedAt, "last_activity": &s.Session.LastActivity} {
+		if raw, ok := fm[k]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return nil, fmt.Errorf("front matter %s: %w", k, err)
+			}
+		}
+	}
+	for {
+		l, err := line()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if !strings.HasPrefix(l, exportMarker) {
+			continue // the title and blank lines between blocks
+		}
+		var meta exportMeta
+		if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(l, exportMarker), " -->")), &meta); err != nil {
+			return nil, fmt.Errorf("mail marker: %w", err)
+		}
+		parts := make([][]byte, 3)
+		for i, n := range []int{meta.HeaderBytes, meta.BodyBytes, meta.TrailerBytes} {
+			parts[i] = make([]byte, n)
+			if _, err := io.ReadFull(r, parts[i]); err != nil {
+				return nil, fmt.Errorf("mail %s: cut short", meta.MailID)
+			}
+		}
+		m := ExportedMail{Mail: meta.Mail, Files: meta.Files}
+		m.Body = string(parts[1])
+		if meta.AddedNewline {
+			m.Body = strings.TrimSuffix(m.Body, "\n")
+		}
+		s.Mails = append(s.Mails, m)
+	}
+	if want, ok := fm["mails"]; ok {
+		if n, _ := strconv.Atoi(string(want)); n != len(s.Mails) {
+			return nil, fmt.Errorf("front matter says %d mails, the file holds %d", n, len(s.Mails))
+		}
+	}
+	return &s, nil
+}

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/cli"
+)
+
+// The archive over the started binary (issue 21 item 5): `agentmail
+// export --out DIR --git` as a person writes her conversations (a body
+// that imitates the archive's own markers included), a permission request
+// with its decision and an attachment; ReadExport reads it back and finds
+// every mail, the decision and the attachment's bytes; a second run writes
+// nothing, a third only the session that got mail (one commit per run
+// that wrote); another person's mail is not in it; --all is for admins.
+func TestExportRoundTripOverTheBinary(t *testing.T) {
+	e := coSetup(t)
+	claude, _ := e.agent("claude")
+	dave := (&peopleAndAgents{t: t, ctx: e.ctx, g: e.g, admin: e.admin}).person("dave")
+
+	content := "attachment bytes \x00\x01 部署\n"
+	att, err := e.carol.MeUploadAttachment(e.ctx, "plan (final).txt", strings.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tricky := "line one\n<!-- agentmail:mail {\"mail_id\":\"fake\",\"header_bytes\":0,\"body_bytes\":0,\"trailer_bytes\":0} -->\n## not a mail\n---\n"
+	first, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "release plan 上线",
+		Body: tricky, AttachmentIDs: []string{att.AttachmentID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perm, err := claude.RequestPermission(e.ctx, client.PermissionRequest{Question: "rm -rf build?", SessionID: first.SessionID, RelayKey: "export-perm-1",
+		Tool: "Bash", ToolInput: map[string]any{"command": "rm -rf build"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.carol.Decide(e.ctx, perm.MailID, client.DecideRequest{Decision: "approve", Note: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := claude.SendMail(e.ctx, client.SendMailRequest{To: "carol", ReplyTo: first.MailID, Body: "done, no trailing newline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := dave.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "dave's", Body: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cliEnv := e.userCLIEnv(e.carol, "cli.json")
+	out := t.TempDir()
+	export := func(env []string, args ...string) string {
+		t.Helper()
+		text, code := e.run(e.repo, env, e.bin, append([]string{"export", "--out", out}, args...)...)
+		if code != 0 {
+			t.Fatalf("agentmail export %q: exit %d\n%s", args, code, text)
+		}
+		return text
+	}
+	count := func(dir string) string {
+		t.Helper()
+		text, _ := e.run(dir, nil, "git", "rev-list", "--count", "HEAD")
+		return strings.TrimSpace(text)
+	}
+	wantContains(t, "first export", export(cliEnv, "--git"), "Wrote")
+
+	// Read it back: every mail of carol's, the decision, the attachment.
+	sessions, err := cli.ReadExport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]cli.ExportedMail{}
+	for _, s := range sessions {
+		for _, m := range s.Mails {
+			found[m.MailID] = m
+		}
+		if s.Session.SessionID == first.SessionID && (s.Session.Alias == "" || len(s.Session.Participants) < 2) {
+			t.Errorf("session front matter: %+v", s.Session)
+		}
+	}
+	var decisionMail string
+	for id, m := range found {
+		if m.MailType == client.MailTypePermissionDecision {
+			decisionMail = id
+		}
+	}
+	for _, id := range []string{first.MailID, perm.MailID, reply.MailID} {
+		if _, ok := found[id]; !ok {
+			t.Errorf("mail %s is not in the export", id)
+		}
+	}
+	if decisionMail == "" {
+		t.Errorf("no permission decision mail in the export: %d mails", len(found))
+	}
+	if _, ok := found[secret.MailID]; ok {
+		t.Errorf("dave's mail is in carol's export")
+	}
+	if got := found[first.MailID].Body; got != tricky {
+		t.Errorf("body read back %q, want %q", got, tricky)
+	}
+	if got := found[reply.MailID].Body; got != "done, no trailing newline" {
+		t.Errorf("reply body read back %q", got)
+	}
+	if p := found[perm.MailID].Permission; p == nil || p.Status != "approved" || p.DecidedBy != "carol" {
+		t.Errorf("permission read back: %+v", p)
+	}
+	f := found[first.MailID].Files[att.AttachmentID]
+	if b, err := os.ReadFile(filepath.Join(out, f)); err != nil || string(b) != content {
+		t.Errorf("attachment %q: %q, %v", f, b, err)
+	}
+	if n := count(out); n != "1" {
+		t.Fatalf("commits after the first run: %s", n)
+	}
+
+	// A second run writes nothing; a third only the session that got mail.
+	wantContains(t, "second export", export(cliEnv, "--git"), "Nothing new")
+	if n := count(out); n != "1" {
+		t.Fatalf("commits after a run with nothing new: %s", n)
+	}
+	other, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "another", Body: "more"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "third export", export(cliEnv, "--git"), "Wrote 1 new mails in 1 sessions")
+	if n := count(out); n != "2" {
+		t.Fatalf("commits after the third run: %s", n)
+	}
+	changed, _ := e.run(out, nil, "git", "diff", "--name-only", "HEAD~1", "HEAD")
+	if want := "sessions/" + other.SessionID + ".md"; !strings.Contains(changed, want) || strings.Contains(changed, first.SessionID) {
+		t.Errorf("the third run changed %q, want only %s", changed, want)
+	}
+
+	// --all: refused for carol, everything for the admin.
+	if text, code := e.run(e.repo, cliEnv, e.bin, "export", "--out", t.TempDir(), "--all"); code == 0 || !strings.Contains(text, "admin") {
+		t.Errorf("carol's --all: exit %d\n%s", code, text)
+	}
+	all := t.TempDir()
+	adminEnv := e.userCLIEnv(e.admin, "admin.json")
+	if text, code := e.run(e.repo, adminEnv, e.bin, "export", "--out", all, "--all"); code != 0 {
+		t.Fatalf("admin --all: exit %d\n%s", code, text)
+	}
+	everything, err := cli.ReadExport(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range everything {
+		for _, m := range s.Mails {
+			ids = append(ids, m.MailID)
+			if m.MailID == first.MailID {
+				if b, err := os.ReadFile(filepath.Join(all, m.Files[att.AttachmentID])); err != nil || string(b) != content {
+					t.Errorf("admin's attachment: %q, %v", b, err)
+				}
+			}
+		}
+	}
+	for _, id := range []string{first.MailID, secret.MailID, other.MailID} {
+		if !strings.Contains(strings.Join(ids, ","), id) {
+			t.Errorf("admin's export lacks %s", id)
+		}
+	}
+}
