@@ -1,0 +1,92 @@
+// Browser test of the server-side search box (issue 21 item 4) against a
+// really started `agentmail serve` with its own data directory. Run with
+// `npm --prefix web run test:e2e`.
+//
+// The person searches her mail for a two-character Chinese word and an
+// English prefix from the list's box: the hits come from the server with
+// the matches marked, markup in a mail body stays text, another person's
+// mail is not found, and a hit opens its conversation.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { Api, Gateway, buildBinary, freePort, launchBrowser, tempDir, waitFor } from './harness.mjs'
+
+const ADMIN = 'admin'
+const PASSWORD = 'e2e-password-search'
+
+let work, ws, gw, browser, page, admin, pi
+let sessionId, replyId
+
+before(async () => {
+  work = tempDir('agentmail-e2e-search-')
+  ws = tempDir('agentmail-ws-search-')
+  const bin = buildBinary(work)
+  gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser: ADMIN, adminPassword: PASSWORD })
+  await gw.start()
+  admin = new Api(gw.url)
+  await admin.login(ADMIN, PASSWORD)
+  const key = await admin.post('/admin/agent-keys', { agent_name: 'pi', lifecycle: 'permanent', label: 'e2e' })
+  pi = new Api(gw.url, { bearer: key.key_token })
+  await pi.post('/agent/register', { name: 'pi', platform: 'pi', workspaces: [{ name: 'work', path: ws }] })
+  await admin.post('/admin/users', { username: 'bob', password: 'bob-password-search-1' })
+  const bob = new Api(gw.url)
+  await bob.login('bob', 'bob-password-search-1')
+
+  const opened = await admin.post('/me/mail/send', { to: `pi@${ws}.new`, subject: 'Release plan', body: '请把服务部署到生产环境。' })
+  sessionId = opened.session_id
+  const reply = await pi.post('/mail/send', { to: ADMIN, reply_to: opened.mail_id, body: 'Deployed. <img src=x onerror="window.__injected=1"> 部署完成' })
+  replyId = reply.mail_id
+  await bob.post('/me/mail/send', { to: `pi@${ws}.new`, subject: 'bob 部署 secret', body: 'not for admin' })
+
+  browser = await launchBrowser()
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
+  page = await ctx.newPage()
+  page.setDefaultTimeout(20000)
+  page.on('pageerror', (e) => console.error('page error:', e.message))
+  await page.goto(gw.url + '/')
+  await page.getByLabel('Username').fill(ADMIN)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByTestId('nav-inbox').waitFor()
+})
+
+after(async () => {
+  await browser?.close()
+  await gw?.stop()
+  if (work && !process.env.KEEP_E2E) rmSync(work, { recursive: true, force: true })
+  if (ws) rmSync(ws, { recursive: true, force: true })
+})
+
+describe('the search box searches all of the person\'s mail on the server', () => {
+  test('Chinese: both of her mails, the matches marked, markup shown as text, bob\'s mail absent', async () => {
+    await page.getByTestId('list-filter').fill('部署')
+    await page.getByTestId('list-filter').press('Enter')
+    const hits = page.getByTestId('search-hit')
+    await waitFor(async () => (await hits.count()) === 2, { what: 'two search hits' })
+    const marks = await page.getByTestId('search-match').allTextContents()
+    assert.ok(marks.length >= 2 && marks.every((m) => m === '部署'), `marks ${marks}`)
+    const text = await page.getByTestId('search-hits').textContent()
+    assert.ok(text.includes('onerror="window.__injected=1">'), text)
+    assert.ok(!text.includes('secret'), 'bob\'s mail was found')
+    assert.equal(await page.evaluate(() => window.__injected), undefined)
+    assert.equal(await page.locator('[data-testid="search-hits"] img').count(), 0)
+  })
+
+  test('an English prefix finds the reply, which opens its conversation', async () => {
+    await page.getByTestId('list-filter').fill('deploy*')
+    await page.getByTestId('list-filter').press('Enter')
+    const hit = page.locator(`[data-testid="search-hit"][data-mail="${replyId}"]`)
+    await hit.waitFor()
+    assert.equal(await page.getByTestId('search-hit').count(), 1)
+    await hit.click()
+    await waitFor(async () => page.url().includes(encodeURIComponent(sessionId)), { what: 'the conversation opened' })
+    assert.ok(page.url().includes('m=' + encodeURIComponent(replyId)), page.url())
+  })
+
+  test('editing the box goes back to filtering the list', async () => {
+    await page.getByTestId('list-filter').fill('Release')
+    await page.getByTestId('search-all').waitFor()
+    assert.equal(await page.getByTestId('search-hits').count(), 0)
+  })
+})
