@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +39,10 @@ With a PostgreSQL DATABASE_URL nothing is copied: the command prints the pg_dump
 command to run (see docs/OPERATIONS.md) and exits with status 2.
 
 To restore SQLite: stop the gateway, replace agentmail.db with the copy (remove
-agentmail.db-wal and agentmail.db-shm), start the gateway.`,
+agentmail.db-wal and agentmail.db-shm), start the gateway.
+
+Exit codes: 0 copied, 1 error (no database, FILE exists, the copy failed; FILE is
+then absent), 2 usage (no --out, bad flag) or PostgreSQL (nothing copied).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -71,7 +73,7 @@ func (e *backupExit) ExitCode() int { return e.code }
 // prints the pg_dump command and answers a status-2 error.
 func runBackup(ctx context.Context, stdout io.Writer, out string, opt store.Options) error {
 	if out == "" {
-		return errors.New("backup: --out is required: the file to write the backup to, e.g. --out /var/backups/agentmail-$(date +%F).db")
+		return usagef("backup: --out is required: the file to write the backup to, e.g. --out /var/backups/agentmail-$(date +%%F).db")
 	}
 	if store.IsPostgresURL(opt.DatabaseURL) {
 		line, err := store.PostgresDumpCommand(opt.DatabaseURL, out)

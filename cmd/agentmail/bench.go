@@ -30,7 +30,10 @@ latency (with --peer-mailpit, mailpit's POST /api/v1/send driven by the same
 loop, and the ratio), rate and p99 against 1/8/64/256 senders, SSE delivery
 latency and the gateway's peak RSS against open streams, and inbox latency and
 sending with a million stored mails. Prints Markdown tables (those in
-docs/PERFORMANCE.md).`,
+docs/PERFORMANCE.md).
+
+Exit codes: 0 measured and printed, 1 error (the gateway or a measurement
+failed), 2 usage (bad flag or argument).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

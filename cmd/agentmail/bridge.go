@@ -122,6 +122,10 @@ flag or argument).`,
 
 func init() {
 	bridgeCmd.Flags().StringVar(&bridgeFlags.platform, "platform", "", "agent platform: "+strings.Join(platformNames(), ", "))
+	// Shell completion offers the platform names (issue 18 point 13).
+	_ = bridgeCmd.RegisterFlagCompletionFunc("platform", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return platformNames(), cobra.ShellCompDirectiveNoFileComp
+	})
 	bridgeCmd.Flags().StringVar(&bridgeFlags.acpCommand, "acp-command", "", "with --platform acp: the ACP agent's command line, e.g. 'opencode acp' (else "+acp.EnvCommand+")")
 	bridgeCmd.Flags().IntVar(&bridgeFlags.maxTurns, "max-turns", bridge.DefaultMaxTurns, "turns running at once (one per directory at a time)")
 	bridgeCmd.Flags().StringVar(&bridgeFlags.logLevel, "log-level", "info", "debug, info, warn or error")

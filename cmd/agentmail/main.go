@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -18,8 +20,42 @@ import (
 var rootCmd = &cobra.Command{
 	Use:           "agentmail",
 	Short:         "Mail-driven collaboration between people and AI coding agents",
+	Version:       buildVersion(),
 	SilenceUsage:  true,
 	SilenceErrors: true,
+}
+
+// buildVersion answers the binary's version for --version: the module
+// version of a `go install …@vX` build, else the VCS revision (with
+// "+changes" for a modified tree) and its time, else "devel".
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+changes"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return strings.TrimSpace("devel " + rev + modified + " " + at)
 }
 
 func main() {

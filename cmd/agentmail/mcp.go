@@ -24,7 +24,10 @@ AGENTMAIL_AGENT_NAME, and per turn AGENTMAIL_TURN_TOKEN (under a bridge: the tur
 only credential, used instead of any key), AGENTMAIL_SESSION_ID, AGENTMAIL_MAIL_ID,
 AGENTMAIL_WORKSPACE, AGENTMAIL_PERMISSION_MODE (plan, workspace or full; default
 workspace), AGENTMAIL_PERMISSION_WAIT_MS (default 540000), AGENTMAIL_DATA_DIR and
-AGENTMAIL_PROTECTED_PATHS (protected path prefixes, ':'-separated). See docs/TOOLS.md.`,
+AGENTMAIL_PROTECTED_PATHS (protected path prefixes, ':'-separated). See docs/TOOLS.md.
+
+Exit codes: 0 stdin ended or a signal stopped it, 1 error (no working directory,
+no credentials, the configuration is wrong), 2 usage (bad flag or argument).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

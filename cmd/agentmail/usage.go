@@ -65,7 +65,11 @@ var markOnce sync.Once
 // subcommand, a bad flag of agentmail) is a usage error too, since the root
 // does nothing else.
 func execute(args []string) (int, error) {
-	markOnce.Do(func() { markUsageErrors(rootCmd) })
+	markOnce.Do(func() {
+		rootCmd.InitDefaultCompletionCmd(args...)
+		describeCompletion(rootCmd)
+		markUsageErrors(rootCmd)
+	})
 	rootCmd.SetArgs(args)
 	cmd, err := rootCmd.ExecuteC()
 	if err == nil {
@@ -75,4 +79,21 @@ func execute(args []string) (int, error) {
 		err = asUsage(err)
 	}
 	return exitCode(err), err
+}
+
+// completionExitCodes is the exit-code table of `agentmail completion`.
+const completionExitCodes = "\n\nExit codes: 0 the script was printed, 2 usage (unknown shell, bad flag)."
+
+// describeCompletion adds the exit-code table to cobra's completion command
+// and its shells (issue 18 point 9: every command's help has its table).
+func describeCompletion(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Long += completionExitCodes
+		for _, sh := range c.Commands() {
+			sh.Long += completionExitCodes
+		}
+	}
 }

@@ -512,29 +512,29 @@ func TestTreeIndentsByDepthAndMarksTheMail(t *testing.T) {
 
 func TestApproveAlwaysAndDenyAfterDecisionIsConflict(t *testing.T) {
 	g := newGateway(t)
-	g.reply("POST /api/v1/me/permission/p1/decide", 200, client.Permission{MailID: "p1", AgentName: "claude", Tool: "Bash", ToolSummary: "Bash: rm -rf build/",
+	g.reply("POST /api/v1/me/permission/01a23576-1901-7d7f-9571-dd068307ecbb/decide", 200, client.Permission{MailID: "01a23576-1901-7d7f-9571-dd068307ecbb", AgentName: "claude", Tool: "Bash", ToolSummary: "Bash: rm -rf build/",
 		Question: "tidy the build?", Status: "approved", Approved: true, Always: true, DecisionMailID: "d1"})
 	env, out, errb := testEnv(t, "", nil)
 	loggedIn(t, env, g)
-	if code := run(t, context.Background(), env, "approve", "p1", "--always", "--note", "ok once"); code != ExitOK {
+	if code := run(t, context.Background(), env, "approve", "01a23576-1901-7d7f-9571-dd068307ecbb", "--always", "--note", "ok once"); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	var req client.DecideRequest
-	_ = json.Unmarshal(g.calls("POST /api/v1/me/permission/p1/decide")[0].Body, &req)
+	_ = json.Unmarshal(g.calls("POST /api/v1/me/permission/01a23576-1901-7d7f-9571-dd068307ecbb/decide")[0].Body, &req)
 	if req.Decision != "always" || req.Note != "ok once" {
 		t.Errorf("decide request %+v", req)
 	}
-	if !strings.HasPrefix(out.String(), "Always allowed p1: Bash: rm -rf build/\n  the agent's own words: \"tidy the build?\"\n") {
+	if !strings.HasPrefix(out.String(), "Always allowed 01a23576-1901-7d7f-9571-dd068307ecbb: Bash: rm -rf build/\n  the agent's own words: \"tidy the build?\"\n") {
 		t.Errorf("output %q; want the call first, the agent's words after", out)
 	}
 
-	g.reply("POST /api/v1/me/permission/p1/decide", 409, client.ErrorBody{Error: "already approved by ann", Code: "already_decided"})
+	g.reply("POST /api/v1/me/permission/01a23576-1901-7d7f-9571-dd068307ecbb/decide", 409, client.ErrorBody{Error: "already approved by ann", Code: "already_decided"})
 	env2, _, errb2 := testEnv(t, "", nil)
 	loggedIn(t, env2, g)
-	if code := run(t, context.Background(), env2, "deny", "p1", "--note", "no"); code != ExitConflict {
+	if code := run(t, context.Background(), env2, "deny", "01a23576-1901-7d7f-9571-dd068307ecbb", "--note", "no"); code != ExitConflict {
 		t.Errorf("exit %d, want %d", code, ExitConflict)
 	}
-	_ = json.Unmarshal(g.calls("POST /api/v1/me/permission/p1/decide")[1].Body, &req)
+	_ = json.Unmarshal(g.calls("POST /api/v1/me/permission/01a23576-1901-7d7f-9571-dd068307ecbb/decide")[1].Body, &req)
 	if req.Decision != "deny" || req.Note != "no" {
 		t.Errorf("deny request %+v", req)
 	}

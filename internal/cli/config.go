@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,9 @@ func (e *Env) loadConfig() (*Config, error) {
 		return nil, &Error{Code: ExitError, Msg: "read " + path, Err: err}
 	}
 	if u := e.gatewayURLVar(); u != "" {
-		cfg.URL = u
+		if cfg.URL, err = GatewayURL(u, "AGENTMAIL_GATEWAY_URL"); err != nil {
+			return nil, err
+		}
 	}
 	if k := strings.TrimSpace(e.Getenv("AGENTMAIL_USER_KEY")); k != "" {
 		cfg.Token = k
@@ -68,6 +71,22 @@ func (e *Env) loadConfig() (*Config, error) {
 		cfg.URL = DefaultURL
 	}
 	return cfg, nil
+}
+
+// GatewayURL answers a gateway address as the client needs it: "host:port"
+// or "host" gets http:// in front (issue 18: `--url 127.0.0.1:8180` gave a
+// parse error). Errors (ExitUsage, naming what): a scheme other than http or
+// https, no host, or text that is no URL; the message shows what to write.
+func GatewayURL(raw, what string) (string, error) {
+	u := strings.TrimSpace(raw)
+	if !strings.Contains(u, "://") {
+		u = "http://" + u
+	}
+	parsed, err := url.Parse(u)
+	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return "", &Error{Code: ExitUsage, Msg: fmt.Sprintf("%s %q is not a gateway address: write it like %s or 127.0.0.1:8180", what, raw, DefaultURL)}
+	}
+	return u, nil
 }
 
 // gatewayURLVar answers AGENTMAIL_GATEWAY_URL, else the old name

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/agentmail/agentmail/client"
@@ -56,8 +57,17 @@ func NewDenyCommand(env *Env) *cobra.Command {
 	return setup(cmd)
 }
 
-// decide sends one decision and prints the resulting state.
+// mailIDShape is the form of a mail id (a UUID, 36 characters).
+var mailIDShape = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// decide sends one decision and prints the resulting state. An ID that is
+// not a mail id at all is a usage error (exit 2, issue 18 point 13), not a
+// request that is not found.
 func (env *Env) decide(cmd *cobra.Command, id string, req client.DecideRequest, asJSON bool) error {
+	if !mailIDShape.MatchString(id) {
+		return usageErr("%s %s: %q is not a permission request id; the id is the request mail's, like 01a23576-1901-7d7f-9571-dd068307ecbb (agentmail watch and agentmail inbox show it)",
+			cmd.Name(), id, id)
+	}
 	c, _, err := env.newClient()
 	if err != nil {
 		return err

@@ -81,7 +81,10 @@ without echo, or read from stdin with --password-stdin:
 			if env.HTTPClient != nil {
 				opts = append(opts, client.WithHTTPClient(env.HTTPClient))
 			}
-			c := client.New(strings.TrimSpace(url), append(opts, client.WithCookieJar(), client.WithUserAgent("agentmail-cli/1"))...)
+			if url, err = GatewayURL(url, "--url"); err != nil {
+				return err
+			}
+			c := client.New(url, append(opts, client.WithCookieJar(), client.WithUserAgent("agentmail-cli/1"))...)
 			lr, err := c.Login(ctx, client.LoginRequest{Username: strings.TrimSpace(username), Password: password})
 			if err != nil {
 				return apiErr("login", err)

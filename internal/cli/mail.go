@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -36,7 +37,7 @@ session of agent claude in /srv/app, "claude@/srv/app.new" opens a new session,
 "claude@/srv/app.fix-imports" continues the session with that alias; a bare
 name writes to a person. Without --body the body is read from stdin.
 "--attach -" reads one attachment from stdin (name it with --stdin-name); the
-body must then be given with --body.
+body must then be given with --body. An empty stdin is refused: nothing is sent.
 
   agentmail send --to claude@/srv/app.new --subject "Fix the build" --body "make test fails"
   git diff | agentmail send --to claude@/srv/app --subject review --body "see diff" --attach - --stdin-name diff.patch`,
@@ -72,6 +73,19 @@ body must then be given with --body.
 					return usageErr("send: --attach %s is a directory; attach files", a)
 				}
 			}
+			var stdinAttachment io.Reader
+			if stdinAttach == 1 {
+				// An empty pipe (issue 18: `git diff` that printed nothing)
+				// is refused before anything is sent, not attached as 0 B.
+				in := bufio.NewReader(env.in())
+				if _, err := in.Peek(1); err == io.EOF {
+					return &Error{Code: ExitError, Msg: "send: --attach - read nothing: stdin is empty, so nothing was sent " +
+						"(did the command before the pipe print nothing?); send again without --attach -, or with something to attach"}
+				} else if err != nil {
+					return &Error{Code: ExitError, Msg: "send: read the attachment from stdin", Err: err}
+				}
+				stdinAttachment = in
+			}
 			var budgetPtr *int
 			if cmd.Flags().Changed("budget") {
 				if budget < 0 {
@@ -103,7 +117,7 @@ body must then be given with --body.
 			for _, a := range attach {
 				var att *client.Attachment
 				if a == "-" {
-					att, err = c.MeUploadAttachment(ctx, stdinName, env.in())
+					att, err = c.MeUploadAttachment(ctx, stdinName, stdinAttachment)
 				} else {
 					f, ferr := os.Open(a)
 					if ferr != nil {

@@ -69,3 +69,23 @@ func TestDecisionMailSaysWhatWasUnderstoodAndWhy(t *testing.T) {
 		}
 	}
 }
+
+// A button's or command's plain "approve" is not read back to the agent as
+// "The answer "approve" was …" (issue 18: decision mails read "Approved.
+// (approve)"): the verdict says it.
+func TestPlainDecisionMailIsTheVerdictAlone(t *testing.T) {
+	e := newServiceEnv(t)
+	s := e.session()
+	p := e.request(s.SessionID, "plain-1")
+	got, err := e.svc.Decide(e.ctx, e.alice, p.MailID, client.DecideRequest{Decision: "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.svc.GetMail(e.ctx, e.bot, got.DecisionMailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Body != "Approved.\n" {
+		t.Fatalf("decision mail body = %q, want %q", m.Body, "Approved.\n")
+	}
+}

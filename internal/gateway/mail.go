@@ -212,6 +212,11 @@ func checkContent(spec *sendSpec) error {
 	return nil
 }
 
+// SuggestAgentNotSetUp is the suggestion of a recipient_not_found whose
+// address has a path (an agent's form): a name becomes an agent once its key
+// is registered. People read it in their words (httpapi personwords.go).
+const SuggestAgentNotSetUp = "check the name (GET /api/v1/contacts lists people and agents); an agent exists once an admin registered its key (POST /api/v1/admin/agent-keys) and its bridge connected"
+
 // target is a resolved recipient.
 type target struct {
 	addr address.Address
@@ -222,9 +227,15 @@ type target struct {
 func (s *Service) resolveName(ctx context.Context, q *store.Q, a address.Address, field string) (string, error) {
 	kind, err := s.nameKind(ctx, q, a.Name) // keycache.go
 	if errors.Is(err, store.ErrNotFound) {
-		return "", &Error{Kind: KindNotFound, Code: "recipient_not_found", Field: field,
+		e := &Error{Kind: KindNotFound, Code: "recipient_not_found", Field: field,
 			Message:    fmt.Sprintf("no person or agent named %q", a.Name),
 			Suggestion: "check the name; GET /api/v1/contacts lists people and agents"}
+		if a.Path != "" {
+			// Written like an agent's address (issue 18): the agent may
+			// just not be set up yet.
+			e.Suggestion = SuggestAgentNotSetUp
+		}
+		return "", e
 	}
 	return kind, err
 }

@@ -193,8 +193,8 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 }
 
 // decisionMailBody is the body of a decision mail written by the gateway
-// (API decisions and timeouts): the verdict, then, for a person's answer,
-// what the gateway understood and why (ReadDecision), then the note; in
+// (API decisions and timeouts): the verdict, then, for a person's written
+// reply, what the gateway understood and why (ReadDecision), then the note; in
 // w's language (lang).
 func decisionMailBody(w personWords, lang string, in decisionInput, approved, always bool, row store.PermissionRow, agentWS string) string {
 	var b strings.Builder
@@ -210,7 +210,9 @@ func decisionMailBody(w personWords, lang string, in decisionInput, approved, al
 	default:
 		b.WriteString(w.denied)
 	}
-	if in.via != DecidedViaTimeout {
+	if plain := strings.ToLower(strings.TrimSpace(in.word)); in.via != DecidedViaTimeout && (in.via == DecidedViaReply || (plain != "approve" && plain != "always" && plain != "deny")) {
+		// A written word is read back; the plain word of a button or
+		// command says its verdict itself (issue 18: "Approved. (approve)").
 		fmt.Fprintf(&b, "\n"+w.readAs, in.word, readingIn(lang, in.word))
 	}
 	if in.note != "" {

@@ -84,9 +84,14 @@ func (s *Server) authenticate(r *http.Request, level string) (*gateway.Principal
 	var err error
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, token, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		switch {
+		case strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) == "":
+			// Issue 18: usually an unset variable, as in "Bearer $KEY".
+			err = gateway.Unauthorized("empty_bearer_token", "the Authorization header says Bearer but carries no key "+
+				"(is the variable holding it empty?): send `Authorization: Bearer <key>`")
+		case !strings.EqualFold(scheme, "Bearer"):
 			err = gateway.Unauthorized("invalid_authorization", "the Authorization header must be `Bearer <key>`")
-		} else {
+		default:
 			p, err = s.svc.AuthKey(r.Context(), strings.TrimSpace(token))
 		}
 	} else if c, cerr := r.Cookie(CookieName); cerr == nil && c.Value != "" {

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"regexp"
 	"strings"
+
+	"github.com/agentmail/agentmail/internal/gateway"
 )
 
 // Errors a person reads (the web page, the CLI) carry no rule numbers,
@@ -13,6 +15,9 @@ import (
 // personSuggestions are the person's words for suggestions that point to
 // an endpoint, by the suggestion agents get.
 var personSuggestions = map[string]string{
+	gateway.SuggestAgentNotSetUp: "check the spelling of the name. If it is an agent that is not set up yet: an admin registers its key " +
+		"(web page: Admin → Agent keys), then its bridge connects (agentmail bridge --platform NAME on the agent's machine); " +
+		"the first start of the bridge prints the key and the command to register it",
 	"check the name; GET /api/v1/contacts lists people and agents":                                                    "check the spelling of the name; the web page suggests people and agents as you type an address",
 	"check the alias (GET /api/v1/address/suggest); do not retry with .new, which would open an empty session (N-8)":  "check the session's name after the last dot of the address; writing .new instead would start a new, empty conversation",
 	"change an existing session's budget with PATCH /api/v1/me/sessions/{id}, or drop round_budget":                   "change the budget of the existing conversation on its page instead, or leave the budget out",
@@ -35,8 +40,9 @@ var (
 	ruleInParens = regexp.MustCompile(`\s*\(\s*` + ruleRef + `(?:\s*[,;/]\s*` + ruleRef + `)*\s*\)`)
 	ruleBare     = regexp.MustCompile(`\b` + ruleRef + `\b:?`)
 	// An endpoint: an HTTP method and a path; in parentheses.
-	endpoint         = regexp.MustCompile(`\b(?:GET|POST|PUT|PATCH|DELETE) /[^\s),;]*`)
-	spaceBeforePunct = regexp.MustCompile(` ([,.;:)])`)
+	endpoint = regexp.MustCompile(`\b(?:GET|POST|PUT|PATCH|DELETE) /[^\s),;]*`)
+	// Only before punctuation that ends a clause: " .new" stays.
+	spaceBeforePunct = regexp.MustCompile(` ([,.;:)])(\s|$)`)
 	endpointInParens = regexp.MustCompile(`\s*\([^()]*\b(?:GET|POST|PUT|PATCH|DELETE) /[^()]*\)`)
 )
 
@@ -62,5 +68,5 @@ func withoutRules(s string) string {
 	s = ruleInParens.ReplaceAllString(s, "")
 	s = ruleBare.ReplaceAllString(s, "")
 	s = strings.Join(strings.Fields(s), " ")
-	return strings.TrimSpace(spaceBeforePunct.ReplaceAllString(s, "$1"))
+	return strings.TrimSpace(spaceBeforePunct.ReplaceAllString(s, "$1$2"))
 }

@@ -21,3 +21,15 @@ func TestPersonErrorTextHasNoRulesOrEndpoints(t *testing.T) {
 		t.Errorf("got %q", m)
 	}
 }
+
+// The unknown-alias suggestion keeps the space before ".new" (issue 18:
+// it read "writing.new"), while a space before a clause's punctuation goes.
+func TestPersonErrorTextKeepsDotWords(t *testing.T) {
+	_, s := personErrorText("", "check the alias (GET /api/v1/address/suggest); do not retry with .new, which would open an empty session (N-8)")
+	if !strings.Contains(s, "writing .new instead") {
+		t.Errorf("suggestion = %q", s)
+	}
+	if m, _ := personErrorText("refused (B-8.1) .", ""); m != "refused." {
+		t.Errorf("got %q", m)
+	}
+}
