@@ -249,17 +249,27 @@ func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec)
 // or had (store AliasTaken: current and former aliases; the session
 // exceptID may keep or take back its own).
 func (s *Service) uniqueAlias(ctx context.Context, q *store.Q, base, exceptID string) (string, error) {
-	for n := 1; n < 10000; n++ {
-		cand := base
-		if n > 1 {
-			cand = base + "-" + strconv.Itoa(n)
+	// Candidates are checked 32 at a time in one query (store
+	// AliasesTaken): a base used by many sessions costs one round trip per
+	// 32 of them, not one per session.
+	const window = 32
+	for first := 1; first < 10000; first += window {
+		cands := make([]string, 0, window)
+		for n := first; n < first+window; n++ {
+			cand := base
+			if n > 1 {
+				cand = base + "-" + strconv.Itoa(n)
+			}
+			cands = append(cands, cand)
 		}
-		taken, err := q.AliasTaken(ctx, cand, exceptID)
+		taken, err := q.AliasesTaken(ctx, cands, exceptID)
 		if err != nil {
 			return "", err
 		}
-		if !taken {
-			return cand, nil
+		for _, cand := range cands {
+			if !taken[cand] {
+				return cand, nil
+			}
 		}
 	}
 	return base + "-" + randomWord(8), nil

@@ -56,6 +56,15 @@ func TestQueriesFormerAliases(t *testing.T) {
 		if got, err := r.AliasTaken(ctx, c.alias, c.except); err != nil || got != c.taken {
 			t.Errorf("AliasTaken(%q, except %s) = %v, %v; want %v", c.alias, c.except, got, err, c.taken)
 		}
+		// AliasesTaken answers the same for many candidates at once.
+		got, err := r.AliasesTaken(ctx, []string{c.alias, "free-too"}, c.except)
+		if err != nil || got[c.alias] != c.taken || got["free-too"] {
+			t.Errorf("AliasesTaken([%q free-too], except %s) = %v, %v; want %q taken=%v only", c.alias, c.except, got, err, c.alias, c.taken)
+		}
+	}
+	if got, err := r.AliasesTaken(ctx, []string{"leak", "fix-leak", "other", "witty-planet", "free"}, ""); err != nil ||
+		!reflect.DeepEqual(got, map[string]bool{"leak": true, "fix-leak": true, "other": true, "witty-planet": true}) {
+		t.Errorf("AliasesTaken(current and former, except none) = %v, %v", got, err)
 	}
 	// Taking a former alias back: it is current, the replaced one former.
 	write(t, f.st, func(ctx context.Context, q *store.Q) error {

@@ -119,6 +119,43 @@ func (q *Q) AliasTaken(ctx context.Context, alias, exceptID string) (bool, error
 	return id != exceptID, nil
 }
 
+// AliasesTaken answers which of the candidate aliases a session other than
+// exceptID has or had (AliasTaken for many at once: one query, each
+// candidate an index lookup in both tables). At most 32 candidates.
+func (q *Q) AliasesTaken(ctx context.Context, candidates []string, exceptID string) (map[string]bool, error) {
+	taken := map[string]bool{}
+	if len(candidates) == 0 {
+		return taken, nil
+	}
+	if len(candidates) > 32 {
+		return nil, errors.New("store: AliasesTaken takes at most 32 candidates")
+	}
+	in := InPlaceholders(len(candidates))
+	args := make([]any, 0, 2*len(candidates)+2)
+	for _, c := range candidates {
+		args = append(args, c)
+	}
+	args = append(args, exceptID)
+	for _, c := range candidates {
+		args = append(args, c)
+	}
+	args = append(args, exceptID)
+	rows, err := q.Query(ctx, `SELECT alias FROM mail_sessions WHERE alias IN (`+in+`) AND session_id <> ?
+		UNION ALL SELECT alias FROM session_former_aliases WHERE alias IN (`+in+`) AND session_id <> ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		taken[a] = true
+	}
+	return taken, rows.Err()
+}
+
 // SetSessionAlias writes the source of the session's alias, and the alias
 // itself when it is the same one (a rename goes through RenameSession,
 // which keeps the old alias).
