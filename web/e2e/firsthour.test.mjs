@@ -99,6 +99,34 @@ describe('the first hour', () => {
   })
 })
 
+describe('a phone', () => {
+  test('the key table at 390 px reaches Revoke without sideways scrolling; the wording is "User keys"', async () => {
+    await admin.post('/me/keys', { label: 'phone-test', lifecycle: 'permanent' })
+    const c = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', hasTouch: true, isMobile: true })
+    const p = await c.newPage()
+    p.setDefaultTimeout(20000)
+    await p.goto(gw.url + '/')
+    await p.getByLabel('Username').fill(ADMIN)
+    await p.getByLabel('Password').fill(PASSWORD)
+    await p.getByRole('button', { name: 'Sign in' }).click()
+    await p.waitForURL(/\/inbox/)
+    await p.goto(gw.url + '/account')
+    const row = p.locator('[data-testid="my-keys"] tr', { hasText: 'phone-test' })
+    const revoke = row.getByTestId('key-revoke')
+    await revoke.waitFor()
+    const box = await revoke.boundingBox()
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `Revoke at x=${box?.x} w=${box?.width}, outside a 390 px screen`)
+    const wide = await p.evaluate(() => {
+      const t = document.querySelector('[data-testid="my-keys"]')
+      return t.parentElement.scrollWidth > t.parentElement.clientWidth
+    })
+    assert.equal(wide, false, 'the key table scrolls sideways at 390 px')
+    assert.match(await p.locator('main').innerText(), /User keys/)
+    assert.doesNotMatch(await p.locator('main').innerText(), /Client keys/)
+    await c.close()
+  })
+})
+
 // A full disk is named on the page (issue 18 point 12): a gateway whose data
 // directory is a small tmpfs, filled by uploads until a write answers 507
 // storage_full; the page then shows the banner (from /readyz), in English

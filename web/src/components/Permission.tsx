@@ -166,7 +166,7 @@ export function PermissionCard({
             <Button variant="danger" disabled={busy} onClick={() => void decide('deny')}>
               {t('perm.deny')}
             </Button>
-            {active && <span className="text-xs text-slate-500">{t('perm.keys')}</span>}
+            {active && <span className="text-xs text-slate-500 pointer-coarse:hidden">{t('perm.keys')}</span>}
             {p.expires_at && <span className="ml-auto text-xs text-slate-500">{t('perm.expires', { when: formatFull(p.expires_at, locale) })}</span>}
           </div>
         </div>

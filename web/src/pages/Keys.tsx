@@ -38,6 +38,8 @@ export function KeyTable({
   }
   if (keys.length === 0) return <p className="text-sm text-slate-500">{t('keys.none')}</p>
   return (
+    // Below 640 px only the name, prefix and Revoke show (issue 18: at 390 px
+    // Revoke needed sideways scrolling); the rest is on wider screens.
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid={testId}>
         <thead className="text-xs text-slate-500">
@@ -45,10 +47,10 @@ export function KeyTable({
             {showOwner && <th className="py-1 pr-3">{t('keys.owner')}</th>}
             <th className="py-1 pr-3">{t('admin.label')}</th>
             <th className="py-1 pr-3">{t('keys.prefix')}</th>
-            <th className="py-1 pr-3">{t('admin.lifecycle')}</th>
-            <th className="py-1 pr-3">{t('keys.expires')}</th>
-            <th className="py-1 pr-3">{t('keys.lastUsed')}</th>
-            <th className="py-1 pr-3">{t('keys.state')}</th>
+            <th className="hidden py-1 pr-3 sm:table-cell">{t('admin.lifecycle')}</th>
+            <th className="hidden py-1 pr-3 sm:table-cell">{t('keys.expires')}</th>
+            <th className="hidden py-1 pr-3 sm:table-cell">{t('keys.lastUsed')}</th>
+            <th className="hidden py-1 pr-3 sm:table-cell">{t('keys.state')}</th>
             <th />
           </tr>
         </thead>
@@ -58,10 +60,10 @@ export function KeyTable({
               {showOwner && <td className="py-1.5 pr-3">{k.owner}</td>}
               <td className="py-1.5 pr-3">{k.label}</td>
               <td className="py-1.5 pr-3 font-mono text-xs">{k.prefix}…</td>
-              <td className="py-1.5 pr-3 text-xs">{t(`keys.lifecycle.${k.lifecycle}`)}</td>
-              <td className="py-1.5 pr-3 text-xs">{k.expires_at ? formatFull(k.expires_at, locale) : '—'}</td>
-              <td className="py-1.5 pr-3 text-xs">{k.last_used_at ? formatFull(k.last_used_at, locale) : '—'}</td>
-              <td className="py-1.5 pr-3 text-xs">{k.active ? t('keys.active') : t('keys.inactive')}</td>
+              <td className="hidden py-1.5 pr-3 text-xs sm:table-cell">{t(`keys.lifecycle.${k.lifecycle}`)}</td>
+              <td className="hidden py-1.5 pr-3 text-xs sm:table-cell">{k.expires_at ? formatFull(k.expires_at, locale) : '—'}</td>
+              <td className="hidden py-1.5 pr-3 text-xs sm:table-cell">{k.last_used_at ? formatFull(k.last_used_at, locale) : '—'}</td>
+              <td className="hidden py-1.5 pr-3 text-xs sm:table-cell">{k.active ? t('keys.active') : t('keys.inactive')}</td>
               <td className="py-1.5 text-right">
                 {k.active && (
                   <Button small variant="danger" onClick={() => setAsking(k)} data-testid="key-revoke">
