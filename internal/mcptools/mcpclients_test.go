@@ -237,6 +237,8 @@ func TestInspectorCLIOverStdioAndHTTP(t *testing.T) {
 		{"acknowledge_mail", []string{"mail_id=m_nope"}, true},
 		{"list_unacknowledged", nil, false},
 		{"list_unacknowledged", []string{"limit=0"}, true},
+		{"search_mail", []string{"query=hello"}, false},
+		{"search_mail", []string{"query=hello", "limit=0"}, true},
 	}
 	local := []inspectorCall{
 		{"upload_attachment", []string{"path=note.txt"}, false},
