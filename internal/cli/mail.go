@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/address"
 	"github.com/spf13/cobra"
 )
 
@@ -62,6 +63,14 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 			bodySet := cmd.Flags().Changed("body")
 			if stdinAttach == 1 && !bodySet {
 				return usageErr("send: stdin carries the attachment (--attach -); give the body with --body")
+			}
+			// A relative path is a usage error here (issue 18 point 13: it
+			// exited 1 from the gateway's answer); nothing is sent.
+			for _, rcpt := range append([]string{to}, strings.Split(strings.Join(cc, ","), ",")...) {
+				if a, err := address.Parse(rcpt); err == nil && a.Path != "" && !strings.HasPrefix(a.Path, "/") {
+					return usageErr("send: %s: the path %q is not absolute; write the agent's directory from / on "+
+						"(in a shell, %s@$PWD.new is the directory you are in)", strings.TrimSpace(rcpt), a.Path, a.Name)
+				}
 			}
 			for _, a := range attach {
 				if a == "-" {

@@ -94,6 +94,11 @@ func TestNewcomerCommands(t *testing.T) {
 		t.Fatalf("approve nonsense: exit %d, %q", r.code, r.stderr)
 	}
 
+	if r = runCLI(t, home, "", "send", "--to", "claude@srv/app.new", "--subject", "x", "--body", "y"); r.code != 2 ||
+		!strings.Contains(r.stderr, `the path "srv/app" is not absolute`) || !strings.Contains(r.stderr, "claude@$PWD.new") {
+		t.Fatalf("send to a relative path: exit %d, %q", r.code, r.stderr)
+	}
+
 	// An empty pipe is refused, and nothing is sent.
 	if r = runCLI(t, home, "", "send", "--to", "admin", "--subject", "empty diff", "--body", "see diff", "--attach", "-"); r.code != 1 ||
 		!strings.Contains(r.stderr, "stdin is empty, so nothing was sent") {
