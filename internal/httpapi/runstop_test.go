@@ -3,8 +3,11 @@ package httpapi_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+	"github.com/agentmail/agentmail/internal/store"
 )
 
 // Stopping a run (issue 16): a person taking part in the run's session gets 202 and the
@@ -162,5 +165,46 @@ func TestStopWordIsMarkedForTheAgent(t *testing.T) {
 			t.Errorf("mail %s stop_word = %v, want %v", nm.MailID, nm.StopWord, w)
 		}
 		delete(want, nm.MailID)
+	}
+}
+
+// A run's transcript is fetched by the people taking part in its session, and by nobody
+// else, though no mail carries it; the sweep of unsent attachments keeps it.
+func TestRunTranscriptIsReadInTheSession(t *testing.T) {
+	e := newEnv(t)
+	alpha := coAgent(e, "alpha")
+	carol := e.person("carol")
+	e.person("dave")
+	sent, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo + ".new", Subject: "work", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "transcript-1"
+	if err := e.svc.Write(e.ctx(), func(tx *gateway.Tx) error {
+		return tx.InsertAttachment(e.ctx(), store.AttachmentRow{AttachmentID: id, SHA256: "x", Size: 9, Filename: "run-t.md",
+			ContentType: "text/markdown", Uploader: "alpha", UploaderKind: store.KindAgent, CreatedAt: time.Now().Add(-48 * time.Hour)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(who string) error {
+		_, err := e.svc.AttachmentForDownload(e.ctx(), &gateway.Principal{Kind: gateway.PrincipalPerson, Name: who}, id)
+		return err
+	}
+	if err := fetch("carol"); err == nil {
+		t.Fatal("carol fetched an attachment no mail and no run carries")
+	}
+	if _, err := alpha.PutRun(e.ctx(), client.Run{RunID: "run-t", SessionID: sent.SessionID, MailID: sent.MailID, State: client.RunFinished,
+		TranscriptAttachmentID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fetch("carol"); err != nil {
+		t.Errorf("carol fetching the run's transcript: %v", err)
+	}
+	if err := fetch("dave"); err == nil {
+		t.Error("dave, who takes part in no session, fetched the transcript")
+	}
+	old, err := e.st.Read().UnsentAttachmentsBefore(e.ctx(), time.Now(), 10)
+	if err != nil || len(old) != 0 {
+		t.Errorf("unsent attachments to sweep = %+v, %v; want none: the run names it", old, err)
 	}
 }

@@ -72,22 +72,27 @@ func (q *Q) AttachmentsByID(ctx context.Context, ids []string) (map[string]Attac
 }
 
 // CanFetchAttachment reports whether name may download the attachment: name
-// uploaded it, or sent or received a mail that carries it (W-8).
+// uploaded it, or sent or received a mail that carries it (W-8), or takes
+// part in the session of a run whose transcript it is (issue 16).
 func (q *Q) CanFetchAttachment(ctx context.Context, id, name string) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE a.attachment_id = ? AND (a.uploader = ?
 		OR EXISTS (SELECT 1 FROM mail_attachments ma JOIN mails m ON m.mail_id = ma.mail_id
 			WHERE ma.attachment_id = a.attachment_id AND (m.from_name = ?
-			OR EXISTS (SELECT 1 FROM mail_recipients r WHERE r.mail_id = m.mail_id AND r.name = ?))))`,
-		id, name, name, name).Scan(&n)
+			OR EXISTS (SELECT 1 FROM mail_recipients r WHERE r.mail_id = m.mail_id AND r.name = ?)))
+		OR EXISTS (SELECT 1 FROM runs ru JOIN session_participants sp ON sp.session_id = ru.session_id
+			WHERE ru.transcript_attachment_id = a.attachment_id AND ru.agent_name = a.uploader AND sp.name = ?))`,
+		id, name, name, name, name).Scan(&n)
 	return n > 0, err
 }
 
 // UnsentAttachmentsBefore answers up to limit attachments created before
-// cutoff that no mail carries (seed 001: removed after 24 h).
+// cutoff that no mail carries and no run names as its transcript (seed 001:
+// removed after 24 h).
 func (q *Q) UnsentAttachmentsBefore(ctx context.Context, cutoff time.Time, limit int) ([]AttachmentRow, error) {
 	rows, err := q.Query(ctx, `SELECT `+prefixed("a.", attachmentCols)+` FROM attachments a WHERE a.created_at < ?
 		AND NOT EXISTS (SELECT 1 FROM mail_attachments ma WHERE ma.attachment_id = a.attachment_id)
+		AND NOT EXISTS (SELECT 1 FROM runs ru WHERE ru.transcript_attachment_id = a.attachment_id)
 		ORDER BY a.created_at LIMIT ?`, Millis(cutoff), limit)
 	if err != nil {
 		return nil, err
