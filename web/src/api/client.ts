@@ -148,6 +148,7 @@ export const api = {
   sessionMails: (id: string, q?: { limit?: number; cursor?: string }) =>
     request<T.MailList>('GET', `/me/sessions/${enc(id)}/mails`, undefined, q),
   sessionRuns: (id: string) => request<T.RunList>('GET', `/me/sessions/${enc(id)}/runs`),
+  stopRun: (runId: string) => request<T.RunStopResponse>('POST', `/me/runs/${enc(runId)}/stop`),
 
   inbox: (q?: { status?: 'all' | 'unread' | 'read'; limit?: number; cursor?: string; importance?: string; sort?: 'date' | 'importance' }) =>
     request<T.MailList>('GET', '/me/mail/inbox', undefined, { mark_read: false, ...q }),

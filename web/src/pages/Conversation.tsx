@@ -244,7 +244,7 @@ export function Conversation({
         <TreeView mailId={treeMail} onOpen={(n) => navigate(`/inbox/${encodeURIComponent(n.session_id)}?m=${encodeURIComponent(n.mail_id)}`)} />
       ) : (
         <div className="min-h-0 flex-1 overflow-y-auto px-3 py-3 md:px-5" data-testid="conv-scroll">
-          <Runs runs={runs.data ?? []} />
+          <Runs runs={runs.data ?? []} onChanged={reloadRuns} />
           <ol className="flex flex-col gap-3">
             {mails.map((m) => (
               <li key={m.mail_id} id={`mail-${m.mail_id}`}>
@@ -388,32 +388,148 @@ function MailItem({
   )
 }
 
-/** Runs lists the session's runs (seed 004), newest first, as small cards. */
-function Runs({ runs }: { runs: Run[] }) {
+/**
+ * Runs shows the session's runs (seed 004): a live card at the top while a
+ * turn runs or waits for a slot (state, elapsed time, model, tool calls,
+ * last tool, and Stop with a confirmation that says what stops), then the
+ * compact history, newest first, with stop reasons and transcript links.
+ */
+function Runs({ runs, onChanged }: { runs: Run[]; onChanged: () => void }) {
   const { t, locale } = useI18n()
   if (runs.length === 0) return null
   const sorted = [...runs].sort((a, b) => b.started_at.localeCompare(a.started_at))
+  const live = sorted.filter((r) => r.state === 'running' || r.state === 'queued')
   const tone = (s: string) => (s === 'failed' ? 'border-red-300 bg-red-50' : s === 'running' ? 'border-blue-300 bg-blue-50' : 'border-slate-200 bg-slate-50')
   return (
-    <details className="mb-3 rounded-md border border-slate-200" data-testid="runs" open={sorted[0].state === 'running' || sorted[0].state === 'failed'}>
-      <summary className="cursor-pointer px-3 py-1.5 text-sm font-medium text-slate-700">
-        {t('conv.runs')} ({runs.length}) — {t(`run.${sorted[0].state}`)}
-      </summary>
-      <ul className="flex flex-col gap-2 p-2">
-        {sorted.slice(0, 10).map((r) => (
-          <li key={r.run_id} className={`rounded border p-2 text-xs ${tone(r.state)}`} data-testid="run-card" data-state={r.state}>
-            <div className="flex flex-wrap gap-x-3">
-              <strong>{t(`run.${r.state}`)}</strong>
-              {r.model && <span>{t('run.model')}: {r.model}</span>}
-              <span>{t('run.duration')}: {formatDuration(r.duration_ms)}</span>
-              {r.attempt > 1 && <span>{t('run.attempt', { n: r.attempt })}</span>}
-              <span className="ml-auto text-slate-500">{formatFull(r.started_at, locale)}</span>
-            </div>
-            {r.stop_reason && <div>{t('run.stop')}: {r.stop_reason}</div>}
-            {r.error && <pre className="mt-1 whitespace-pre-wrap break-words text-red-800">{r.error}</pre>}
-          </li>
-        ))}
-      </ul>
-    </details>
+    <>
+      {live.map((r) => (
+        <LiveRun key={r.run_id} run={r} onChanged={onChanged} />
+      ))}
+      <details className="mb-3 rounded-md border border-slate-200" data-testid="runs" open={sorted[0].state === 'failed'}>
+        <summary className="cursor-pointer px-3 py-1.5 text-sm font-medium text-slate-700">
+          {t('conv.runs')} ({runs.length}) — {t(`run.${sorted[0].state}`)}
+        </summary>
+        <ul className="flex flex-col gap-2 p-2">
+          {sorted.slice(0, 10).map((r) => (
+            <li key={r.run_id} className={`rounded border p-2 text-xs ${tone(r.state)}`} data-testid="run-card" data-state={r.state}>
+              <div className="flex flex-wrap gap-x-3">
+                <strong>{t(`run.${r.state}`)}</strong>
+                {r.model && <span>{t('run.model')}: {r.model}</span>}
+                <span>{t('run.duration')}: {formatDuration(r.duration_ms)}</span>
+                {r.tool_calls > 0 && <span>{t('run.toolCalls', { n: r.tool_calls })}</span>}
+                {r.attempt > 1 && <span>{t('run.attempt', { n: r.attempt })}</span>}
+                <span className="ml-auto text-slate-500">{formatFull(r.started_at, locale)}</span>
+              </div>
+              {r.stop_reason === 'stopped' ? (
+                <div data-testid="run-stopped">
+                  {t('run.stoppedBy', { name: r.stopped_by ?? '' })}
+                  {r.quiescence === 'unproven' && <span className="text-amber-800"> — {t('run.unproven')}</span>}
+                </div>
+              ) : (
+                r.stop_reason && <div>{t('run.stop')}: {r.stop_reason}</div>
+              )}
+              {r.transcript_attachment_id && (
+                <a className="text-blue-700 underline" href={api.attachmentUrl(r.transcript_attachment_id)} data-testid="run-transcript">
+                  {t('run.transcript')}
+                </a>
+              )}
+              {r.error && <pre className="mt-1 whitespace-pre-wrap break-words text-red-800">{r.error}</pre>}
+            </li>
+          ))}
+        </ul>
+      </details>
+    </>
+  )
+}
+
+/** LiveRun is the card of a running or queued run, with its Stop button. */
+function LiveRun({ run, onChanged }: { run: Run; onChanged: () => void }) {
+  const { t } = useI18n()
+  const [now, setNow] = useState(() => Date.now())
+  const [confirming, setConfirming] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState('')
+  useEffect(() => {
+    if (run.state !== 'running') return
+    const id = window.setInterval(() => setNow(Date.now()), 1000)
+    return () => window.clearInterval(id)
+  }, [run.state])
+  const stopping = Boolean(run.stop_requested_at)
+  const stop = async () => {
+    setBusy(true)
+    setError('')
+    try {
+      await api.stopRun(run.run_id)
+      setConfirming(false)
+      onChanged()
+    } catch (e) {
+      setError(t('run.stopFailed', { error: errorText(e) }))
+    } finally {
+      setBusy(false)
+    }
+  }
+  const elapsed = Math.max(0, now - Date.parse(run.started_at))
+  return (
+    <section
+      className="mb-3 rounded-md border border-blue-300 bg-blue-50 p-3 text-sm"
+      data-testid="live-run"
+      data-state={run.state}
+      data-run-id={run.run_id}
+      aria-live="polite"
+    >
+      <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
+        <strong>{t(`run.${run.state}`)}</strong>
+        <span>{run.agent_name}</span>
+        {run.state === 'running' && (
+          <span>
+            {t('run.elapsed')}: {formatDuration(elapsed)}
+          </span>
+        )}
+        {run.model && (
+          <span>
+            {t('run.model')}: {run.model}
+          </span>
+        )}
+        {run.state === 'running' && <span data-testid="live-run-tools">{t('run.toolCalls', { n: run.tool_calls })}</span>}
+        {!stopping && !confirming && (
+          <Button small variant="danger" className="ml-auto" onClick={() => setConfirming(true)} data-testid="run-stop">
+            {t('run.stopButton')}
+          </Button>
+        )}
+      </div>
+      {run.state === 'queued' && (
+        <p className="mt-1" data-testid="live-run-queue">
+          {t('run.queuedText', { ahead: run.queue_position ?? 0, max: run.max_turns ?? 0 })}
+        </p>
+      )}
+      {run.last_tool && (
+        <p className="mt-1 break-words text-slate-700" data-testid="live-run-last-tool">
+          {t('run.lastTool')}: <code>{run.last_tool}</code> {run.last_tool_input}
+        </p>
+      )}
+      {stopping && (
+        <p className="mt-1 font-medium" data-testid="live-run-stopping">
+          {t('run.stopping', { name: run.stopped_by ?? '' })}
+        </p>
+      )}
+      {confirming && !stopping && (
+        <div className="mt-2 rounded border border-red-300 bg-white p-2" role="alertdialog" aria-label={t('run.stopButton')} data-testid="run-stop-confirm-box">
+          <p>{t('run.stopConfirm', { agent: run.agent_name })}</p>
+          <div className="mt-2 flex flex-wrap gap-2">
+            <Button small variant="danger" disabled={busy} onClick={stop} data-testid="run-stop-confirm">
+              {t('run.stopYes')}
+            </Button>
+            <Button small onClick={() => setConfirming(false)}>
+              {t('app.cancel')}
+            </Button>
+          </div>
+        </div>
+      )}
+      {error && (
+        <p className="mt-1 text-red-800" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
   )
 }

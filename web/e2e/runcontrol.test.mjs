@@ -1,0 +1,115 @@
+// Browser test of run control (issue 16) against a really started
+// `agentmail serve`. Run with `npm --prefix web run test:e2e`.
+//
+// The agent claude reports a running turn with its progress; the person
+// sees the live run card in the conversation, presses Stop, reads what the
+// confirmation says stops, confirms, and the gateway records the stop and
+// tells the agent's stream; the agent reports the stopped run and the card
+// moves to the history with who stopped it and the transcript link. A narrow
+// screen shows the card and its button too.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, tempDir, waitFor } from './harness.mjs'
+
+const ADMIN = 'admin'
+const PASSWORD = 'e2e-password-runs'
+
+let work, ws, gw, browser, page, admin, agent, shots, sessionId, mailId
+
+const RUN = 'run-e2e-1'
+
+before(async () => {
+  work = tempDir('agentmail-e2e-runs-')
+  ws = tempDir('agentmail-ws-runs-')
+  const bin = buildBinary(work)
+  gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser: ADMIN, adminPassword: PASSWORD })
+  await gw.start()
+  shots = screenshotDir()
+  admin = new Api(gw.url)
+  await admin.login(ADMIN, PASSWORD)
+  const key = await admin.post('/admin/agent-keys', { agent_name: 'claude', lifecycle: 'permanent', label: 'e2e' })
+  agent = new Api(gw.url, { bearer: key.key_token })
+  await agent.post('/agent/register', { name: 'claude', platform: 'claude', workspaces: [{ name: 'work', path: ws }] })
+  const opened = await admin.post('/me/mail/send', { to: `claude@${ws}.new`, subject: 'Refactor the parser', body: 'Go ahead.' })
+  sessionId = opened.session_id
+  mailId = opened.mail_id
+  await agent.put(`/runs/${RUN}`, {
+    session_id: sessionId, mail_id: mailId, state: 'running', model: 'anthropic/claude', attempt: 1,
+    started_at: new Date(Date.now() - 42000).toISOString(), tool_calls: 3, last_tool: 'Bash', last_tool_input: 'sleep 300',
+  })
+
+  browser = await launchBrowser()
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
+  page = await ctx.newPage()
+  page.setDefaultTimeout(20000)
+  page.on('pageerror', (e) => console.error('page error:', e.message))
+  await page.goto(gw.url + '/')
+  await page.getByLabel('Username').fill(ADMIN)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByTestId('nav-inbox').waitFor()
+})
+
+after(async () => {
+  await browser?.close()
+  await gw?.stop()
+  if (work && !process.env.KEEP_E2E) rmSync(work, { recursive: true, force: true })
+  if (ws) rmSync(ws, { recursive: true, force: true })
+})
+
+describe('run control in the page', () => {
+  test('the live card shows the running turn and stops it after a confirmation', async () => {
+    await page.locator(`[data-testid="session-row"][data-session-id="${sessionId}"]`).click()
+    const card = page.getByTestId('live-run')
+    await card.waitFor()
+    assert.equal(await card.getAttribute('data-state'), 'running')
+    assert.match(await card.innerText(), /Tool calls: 3/)
+    assert.match(await page.getByTestId('live-run-last-tool').innerText(), /Bash.*sleep 300/)
+    await page.getByTestId('run-stop').click()
+    const box = page.getByTestId('run-stop-confirm-box')
+    assert.match(await box.innerText(), /Stop what claude is doing now\? The running turn ends, the commands it started are stopped/)
+    await page.screenshot({ path: join(shots, 'run-stop-confirm.png') })
+    // Nothing is stopped before the confirmation.
+    let runs = await admin.get(`/me/sessions/${sessionId}/runs`)
+    assert.equal(runs.runs[0].stop_requested_at, undefined)
+    await page.getByTestId('run-stop-confirm').click()
+    await page.getByTestId('live-run-stopping').filter({ hasText: 'Stopping (asked by admin)' }).waitFor()
+    runs = await admin.get(`/me/sessions/${sessionId}/runs`)
+    assert.equal(runs.runs[0].stopped_by, ADMIN)
+    assert.ok(runs.runs[0].stop_requested_at)
+
+    // The bridge reports the end: the card goes, the history says who stopped it.
+    await agent.put(`/runs/${RUN}`, {
+      session_id: sessionId, mail_id: mailId, state: 'finished', model: 'anthropic/claude', attempt: 1,
+      started_at: new Date(Date.now() - 45000).toISOString(), ended_at: new Date().toISOString(), duration_ms: 45000,
+      tool_calls: 3, stop_reason: 'stopped', stopped_by: ADMIN, quiescence: 'proven',
+    })
+    await waitFor(async () => (await page.getByTestId('live-run').count()) === 0, { what: 'the live card to go' })
+    await page.getByTestId('runs').locator('summary').click()
+    await page.getByTestId('run-stopped').filter({ hasText: 'Stopped by admin' }).waitFor()
+  })
+
+  test('a narrow screen shows the live card with its Stop button', async () => {
+    await agent.put('/runs/run-e2e-2', {
+      session_id: sessionId, mail_id: mailId, state: 'queued', attempt: 1, queue_position: 2, max_turns: 4,
+    })
+    const ctx = await browser.newContext({ viewport: { width: 375, height: 740 }, locale: 'en-US' })
+    const narrow = await ctx.newPage()
+    narrow.setDefaultTimeout(20000)
+    await narrow.goto(gw.url + '/')
+    await narrow.getByLabel('Username').fill(ADMIN)
+    await narrow.getByLabel('Password').fill(PASSWORD)
+    await narrow.getByRole('button', { name: 'Sign in' }).click()
+    await narrow.locator(`[data-testid="session-row"][data-session-id="${sessionId}"]`).click()
+    const card = narrow.locator('[data-testid="live-run"][data-run-id="run-e2e-2"]')
+    await card.waitFor()
+    assert.equal(await card.getAttribute('data-state'), 'queued')
+    assert.match(await card.getByTestId('live-run-queue').innerText(), /Waiting for a free turn: 2 ahead \(the bridge runs at most 4 at once\)/)
+    const button = await card.getByTestId('run-stop').boundingBox()
+    assert.ok(button && button.x >= 0 && button.x + button.width <= 375, `the Stop button at ${JSON.stringify(button)} is off the screen`)
+    await narrow.screenshot({ path: join(shots, 'run-card-narrow.png') })
+    await ctx.close()
+  })
+})
