@@ -309,6 +309,14 @@ func (p *proc) prompt(ctx context.Context, t *piTurn) error {
 	}
 	busy := p.running || p.active != nil || len(p.sent) > 0
 	p.sent = append(p.sent, t)
+	if !busy {
+		// pi starts an idle session's run as soon as it reads the prompt, before this
+		// side has read its message_start: the turn's tool environment is written first,
+		// so a tool called at once never sees the previous turn's.
+		if err := p.writeToolEnv(t.req.ToolEnv); err != nil {
+			p.log("the tool environment of the turn could not be written", "err", err)
+		}
+	}
 	p.mu.Unlock()
 	if busy {
 		p.log("the pi session is busy: the prompt is queued after the running work (followUp)", "platform_session", p.sessionID)
