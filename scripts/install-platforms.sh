@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the pinned agent platforms that the bridge adapters and their tests drive:
-# Claude Code, opencode and pi, each from the npm registry into its own folder under
-# a project-local prefix (default: <repo>/.cache/platforms/<platform>).
+# Claude Code, opencode and pi, and the ACP agents of `agentmail bridge --platform acp`
+# (Claude Agent, Qwen Code, Gemini CLI, Codex; opencode's ACP mode is the opencode
+# install), each from the npm registry into its own folder under a prefix outside the
+# checkout, so that a machine keeps them between CI runs of fresh clones (default:
+# ${XDG_CACHE_HOME:-~/.cache}/agentmail/platforms/<platform>; about 1.5 GB in all).
 #
-# Usage: scripts/install-platforms.sh [claude] [opencode] [pi]   (no argument: all three)
+# Usage: scripts/install-platforms.sh [claude] [opencode] [pi] [claude-agent-acp] [qwen]
+#        [gemini] [codex-acp]   (no argument: all)
 # Environment: AGENTMAIL_PLATFORMS_PREFIX overrides the prefix.
 #
 # Idempotent: a platform already installed at its pinned version is skipped.
@@ -11,7 +15,7 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PREFIX="${AGENTMAIL_PLATFORMS_PREFIX:-$REPO/.cache/platforms}"
+PREFIX="${AGENTMAIL_PLATFORMS_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/agentmail/platforms}"
 
 # platform  npm package                      pinned version  binary
 PINS=(

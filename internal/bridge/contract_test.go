@@ -40,7 +40,6 @@ const (
 
 	goodModel   = "fake-model"   // the scripted model that answers
 	brokenModel = "broken-model" // the scripted model that answers HTTP 400
-	brokenText  = brokenModel + " is not available on this server"
 	denyNote    = "not in this folder"
 )
 
@@ -57,6 +56,9 @@ type platformCase struct {
 	// readInbox and shell are the names under which the model calls AgentMail's
 	// read_inbox and the platform's own shell tool.
 	readInbox, shell string
+	// permissionTool is the tool a permission mail names when that is not shell (an ACP
+	// agent that says only the ACP kind of the call: Codex's "execute").
+	permissionTool string
 	// shellInput is the shell tool's input that runs command.
 	shellInput func(command string) map[string]any
 	// configure points the platform in r.Env at r.Model, with goodModel as the default
@@ -65,6 +67,10 @@ type platformCase struct {
 	// workdirInSystem is what the system prompt of a turn's first request says of the
 	// turn's directory.
 	workdirInSystem func(dir string) string
+	// workdirInContext: the platform says it in a context message of its own rather than
+	// in the system prompt (Qwen Code, Gemini CLI, Codex); the phrase is looked for in the
+	// whole request.
+	workdirInContext bool
 	// platformSession checks the platform session id the gateway session holds after a
 	// turn for a mail to dir (B-3.1, B-3.3): "" when it is the platform's own, else what
 	// is wrong.
@@ -105,6 +111,9 @@ type platformCase struct {
 	// persistentProcess: the platform's process outlives a turn, so a turn that ended
 	// leaves its run idle (seed 004 section 1) until the session's next turn.
 	persistentProcess bool
+	// goodModel and brokenModel, when set, replace the scripted models' names (an agent
+	// that warns in its answer about a model it does not know: Codex).
+	goodModel, brokenModel string
 	// finishedRun, when set, checks the platform facts of a finished run beyond its pid
 	// (seed 004): "" when they hold.
 	finishedRun func(run client.Run) string
@@ -229,6 +238,96 @@ var platformCases = []platformCase{
 		replyKeyIsResponseID:     false,
 		requestsPerFailedAttempt: 1,
 	},
+	{
+		// Claude through the Claude Agent SDK (`claude-agent-acp`), over the ACP adapter.
+		name: "acp-claude", platform: platforms.ClaudeAgentACP, agent: "acpclaude", provider: "anthropic",
+		readInbox: "mcp__agentmail__read_inbox", shell: "Bash",
+		shellInput: func(command string) map[string]any {
+			return map[string]any{"command": command, "description": "create a file"}
+		},
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			r.Env.UseClaude(r.Model.URL)
+			r.UseACP(acpCommand(r, platforms.ClaudeAgentACP, ""))
+		},
+		workdirInSystem: func(dir string) string { return "Primary working directory: " + dir },
+		platformSession: claudeTranscriptHasCwd,
+		aliasOrigin:     aliasFromSubject,
+		permissionKey:   func(key string) bool { return strings.Count(key, ":") == 1 },
+		// Claude hands the refusal to the model as an error result, without the note.
+		deniedIsError:            true,
+		denialNoteLost:           true,
+		replyKeyIsResponseID:     false,
+		requestsPerFailedAttempt: 0,
+	},
+	{
+		// Qwen Code (`qwen --acp`), over the ACP adapter.
+		name: "acp-qwen", platform: platforms.Qwen, agent: "acpqwen", provider: "openai",
+		readInbox: "mcp__agentmail__read_inbox", shell: "run_shell_command",
+		shellInput: func(command string) map[string]any {
+			return map[string]any{"command": command, "description": "create a file"}
+		},
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			if err := r.Env.UseQwen(r.Model.OpenAIBaseURL(), goodModel, brokenModel); err != nil {
+				t.Fatal(err)
+			}
+			r.UseACP(acpCommand(r, platforms.Qwen, "--acp"))
+		},
+		workdirInSystem:  func(dir string) string { return "I'm currently working in the directory: " + dir },
+		workdirInContext: true,
+		platformSession: func(r *mailrig.Rig, id, dir string) string {
+			if len(id) < 8 {
+				return "want Qwen's session id"
+			}
+			return ""
+		},
+		aliasOrigin:              aliasFromSubject,
+		permissionKey:            func(key string) bool { return strings.Count(key, ":") >= 1 },
+		denialEndsTurn:           true,
+		replyKeyIsResponseID:     false,
+		requestsPerFailedAttempt: 0,
+	}, {
+		// OpenAI Codex (`codex-acp`), over the ACP adapter; its model ids are ones Codex
+		// knows.
+		name: "acp-codex", platform: platforms.CodexACP, agent: "acpcodex", provider: platforms.FakeProvider,
+		goodModel: "gpt-5.4", brokenModel: "gpt-5.4-mini",
+		readInbox: "mcp__agentmail__read_inbox", shell: "shell_command", permissionTool: "execute",
+		shellInput: func(command string) map[string]any { return map[string]any{"command": command} },
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			if err := r.Env.UseCodex(r.Model.OpenAIBaseURL(), "gpt-5.4"); err != nil {
+				t.Fatal(err)
+			}
+			r.UseACP(acpCommand(r, platforms.CodexACP, ""))
+		},
+		workdirInSystem:  func(dir string) string { return dir },
+		workdirInContext: true,
+		platformSession: func(r *mailrig.Rig, id, dir string) string {
+			if len(id) < 8 {
+				return "want Codex's session id"
+			}
+			return ""
+		},
+		aliasOrigin:              aliasFromSubject,
+		permissionKey:            func(key string) bool { return strings.Count(key, ":") >= 1 },
+		denialEndsTurn:           true,
+		replyKeyIsResponseID:     false,
+		requestsPerFailedAttempt: 1,
+	},
+}
+
+// good is the scripted model that answers.
+func (c platformCase) good() string { return orDefault(c.goodModel, goodModel) }
+
+// broken is the scripted model that answers HTTP 400.
+func (c platformCase) broken() string { return orDefault(c.brokenModel, brokenModel) }
+
+// brokenText is the broken model's error message.
+func (c platformCase) brokenText() string { return c.broken() + " is not available on this server" }
+
+func orDefault(m, def string) string {
+	if m != "" {
+		return m
+	}
+	return def
 }
 
 // acpCommand is the --acp-command line that starts the rig's platform binary with args.
@@ -314,7 +413,7 @@ func (c platformCase) script() []scriptedmodel.Rule {
 		return scriptedmodel.Reply{Text: "Creating the file.", ToolCalls: []scriptedmodel.ToolCall{{Name: c.shell, Input: c.shellInput(command)}}}
 	}
 	return []scriptedmodel.Rule{
-		scriptedmodel.FailModel(brokenModel, 400, brokenText),
+		scriptedmodel.FailModel(c.broken(), 400, c.brokenText()),
 		{Name: "alpha reads", UserContains: "[alpha]", Reply: scriptedmodel.Call(c.readInbox, map[string]any{})},
 		{Name: "alpha answers", ToolResultFor: c.readInbox, Match: mailrig.UserHas("[alpha]"), Reply: scriptedmodel.Text(alphaAnswer)},
 		{Name: "beta", UserContains: "[beta]", Reply: scriptedmodel.Text(betaAnswer)},
@@ -322,7 +421,7 @@ func (c platformCase) script() []scriptedmodel.Rule {
 		{Name: "gamma answers", ToolResultFor: c.shell, Match: mailrig.UserHas("[gamma]"), Reply: scriptedmodel.Text(gammaAnswer)},
 		{Name: "delta runs", UserContains: "[delta]", Reply: shell("touch denied.txt")},
 		{Name: "delta answers", ToolResultFor: c.shell, Match: mailrig.UserHas("[delta]"), Reply: scriptedmodel.Text(deltaAnswer)},
-		{Name: "epsilon", UserContains: "[epsilon]", Model: goodModel, Reply: scriptedmodel.Text(epsilonAnswer)},
+		{Name: "epsilon", UserContains: "[epsilon]", Model: c.good(), Reply: scriptedmodel.Text(epsilonAnswer)},
 	}
 }
 
@@ -384,7 +483,12 @@ func (k *contract) firstMail() *client.SendMailResponse {
 	if len(turns) != 1 {
 		t.Fatalf("[alpha] opened %d model turns, want 1\n%s", len(turns), r.Dump())
 	}
-	if !strings.Contains(turns[0].System, c.workdirInSystem(dir)) {
+	told := turns[0].System
+	if c.workdirInContext {
+		// A phrase of the platform's own, which the bridge's prompt does not hold.
+		told += string(turns[0].Body)
+	}
+	if !strings.Contains(told, c.workdirInSystem(dir)) {
 		t.Errorf("the platform did not run in %s: its system prompt does not say %q", dir, c.workdirInSystem(dir))
 	}
 	if !slices.Contains(turns[0].Tools, c.readInbox) {
@@ -551,10 +655,11 @@ func (k *contract) waitPermission(tag, sessionID, command string) client.Mail {
 	ask := r.WaitMail("the permission mail of "+tag, func(m client.Mail) bool {
 		return m.SessionID == sessionID && m.MailType == client.MailTypePermissionRequest
 	})
-	if ask.FromName != c.agent || ask.Permission == nil || ask.Permission.Tool != c.shell ||
+	tool := orDefault(c.permissionTool, c.shell)
+	if ask.FromName != c.agent || ask.Permission == nil || ask.Permission.Tool != tool ||
 		!strings.Contains(ask.Permission.Context+ask.Permission.Question, command) ||
 		(c.permissionKey != nil && !c.permissionKey(ask.Permission.RelayKey)) {
-		t.Fatalf("permission mail of %s = %+v (permission %+v), want %s: %s from %s", tag, ask, ask.Permission, c.shell, command, c.agent)
+		t.Fatalf("permission mail of %s = %+v (permission %+v), want %s: %s from %s", tag, ask, ask.Permission, tool, command, c.agent)
 	}
 	return ask
 }
@@ -577,7 +682,7 @@ func (k *contract) setModels(models ...string) {
 // up nothing, and no earlier mail ran again.
 func (k *contract) catchUpAndFallback(earlier ...*client.SendMailResponse) {
 	t, c, r := k.t, k.c, k.r
-	k.setModels(brokenModel, goodModel)
+	k.setModels(c.broken(), c.good())
 	dir := mailrig.Workspace(t, "offline")
 	epsilon := r.Send(c.agent+"@"+dir+".new", "[epsilon] while you were away", "Written while the bridge was down.")
 	bridge2 := r.StartBridge()
@@ -589,11 +694,11 @@ func (k *contract) catchUpAndFallback(earlier ...*client.SendMailResponse) {
 	if bridge2.Log.Count(`msg="caught up 1 mails"`) != 1 {
 		t.Errorf("bridge 2 did not catch up exactly the one mail\n%s", bridge2.Log)
 	}
-	fallback := c.provider + "/" + goodModel + " succeeded (after 1 failed: " + c.provider + "/" + brokenModel + ")"
+	fallback := c.provider + "/" + c.good() + " succeeded (after 1 failed: " + c.provider + "/" + c.broken() + ")"
 	r.WaitFor("the fallback log line", func() bool { return bridge2.Log.Count(fallback) == 1 })
 	bridge2.Stop()
 
-	k.setModels(brokenModel)
+	k.setModels(c.broken())
 	bridge3 := r.StartBridge()
 	r.WaitFor("bridge 3 to finish its catch-up", func() bool { return bridge3.Log.Count("caught up ") >= 1 })
 	if bridge3.Log.Count(`msg="caught up 0 mails"`) != 1 {
@@ -604,10 +709,10 @@ func (k *contract) catchUpAndFallback(earlier ...*client.SendMailResponse) {
 	for _, q := range turns {
 		models[q.Model]++
 	}
-	broken := models[brokenModel] == c.requestsPerFailedAttempt || (c.requestsPerFailedAttempt == 0 && models[brokenModel] >= 1)
-	if len(turns) != models[brokenModel]+1 || !broken || models[goodModel] != 1 {
+	broken := models[c.broken()] == c.requestsPerFailedAttempt || (c.requestsPerFailedAttempt == 0 && models[c.broken()] >= 1)
+	if len(turns) != models[c.broken()]+1 || !broken || models[c.good()] != 1 {
 		t.Errorf("[epsilon] turns by model %v across two restarts, want one attempt on each (%d requests to %s)\n%s",
-			models, c.requestsPerFailedAttempt, brokenModel, r.Dump())
+			models, c.requestsPerFailedAttempt, c.broken(), r.Dump())
 	}
 	if n := len(r.Matching(r.ReplyFrom(epsilon.MailID, client.MailTypeNormal))); n != 1 {
 		t.Errorf("[epsilon] got %d replies, want exactly 1", n)
@@ -619,8 +724,8 @@ func (k *contract) catchUpAndFallback(earlier ...*client.SendMailResponse) {
 			byModel[run.Model] = run.State
 		}
 	}
-	if len(runs) != 2 || byModel[c.provider+"/"+brokenModel] != client.RunFailed || byModel[c.provider+"/"+goodModel] != client.RunFinished {
-		t.Errorf("runs of [epsilon]'s session = %+v; want one failed on %s, then one finished on %s", runs, brokenModel, goodModel)
+	if len(runs) != 2 || byModel[c.provider+"/"+c.broken()] != client.RunFailed || byModel[c.provider+"/"+c.good()] != client.RunFinished {
+		t.Errorf("runs of [epsilon]'s session = %+v; want one failed on %s, then one finished on %s", runs, c.broken(), c.good())
 	}
 	for _, m := range earlier {
 		if n := len(r.TurnsFor(m.MailID)); n != 1 {
@@ -641,15 +746,15 @@ func (k *contract) catchUpAndFallback(earlier ...*client.SendMailResponse) {
 // (B-6), and nothing else.
 func (k *contract) failureReport() {
 	t, c, r := k.t, k.c, k.r
-	route := c.provider + "/" + brokenModel
+	route := c.provider + "/" + c.broken()
 	dir := mailrig.Workspace(t, "broken")
 	zeta := r.Send(c.agent+"@"+dir+".new", "[zeta] on a broken model", "Anything at all.")
 	fail := r.WaitMail("the failure mail of [zeta]", r.ReplyFrom(zeta.MailID, client.MailTypeFailureReport))
 	if fail.Relay != client.RelaySummary || !strings.Contains(fail.Subject, "[zeta] on a broken model") ||
-		!strings.Contains(fail.Body, route) || !strings.Contains(fail.Body, brokenText) {
+		!strings.Contains(fail.Body, route) || !strings.Contains(fail.Body, c.brokenText()) {
 		t.Errorf("failure mail = relay %q subject %q body:\n%s\nwant a summary relay naming the route and the model's error", fail.Relay, fail.Subject, fail.Body)
 	}
-	if run := r.WaitRun(zeta.SessionID, zeta.MailID, client.RunFailed); !strings.Contains(run.Error, brokenModel+" is not available") || run.Model != route {
+	if run := r.WaitRun(zeta.SessionID, zeta.MailID, client.RunFailed); !strings.Contains(run.Error, c.broken()+" is not available") || run.Model != route {
 		t.Errorf("run of [zeta] = %+v, want failed on %s with the model's error", run, route)
 	}
 	reqs := r.RequestsFor(zeta.MailID)
@@ -657,8 +762,8 @@ func (k *contract) failureReport() {
 		t.Fatalf("[zeta] never reached the model\n%s", r.Dump())
 	}
 	for _, q := range reqs {
-		if q.Model != brokenModel || q.Status != 400 {
-			t.Errorf("[zeta] request to model %q answered %d, want %s answered 400", q.Model, q.Status, brokenModel)
+		if q.Model != c.broken() || q.Status != 400 {
+			t.Errorf("[zeta] request to model %q answered %d, want %s answered 400", q.Model, q.Status, c.broken())
 		}
 	}
 	k.wantDuplicateRelay(zeta.MailID, "model-failure:"+zeta.MailID, client.MailTypeFailureReport)

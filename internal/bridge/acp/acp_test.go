@@ -239,3 +239,25 @@ func TestPermissionAnswers(t *testing.T) {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// The tool a permission question is about, from what each agent says.
+func TestToolName(t *testing.T) {
+	str := func(s string) *string { return &s }
+	execute := sdk.ToolKindExecute
+	for _, c := range []struct {
+		tc        sdk.ToolCallUpdate
+		announced announcement
+		want      string
+	}{
+		{sdk.ToolCallUpdate{ToolCallId: "call_touch", Title: str("touch made.txt"), Kind: &execute}, announcement{title: "bash"}, "bash"},          // opencode
+		{sdk.ToolCallUpdate{ToolCallId: "toolu_1", Title: str("Terminal"), Kind: &execute}, announcement{meta: "Bash", title: "Terminal"}, "Bash"}, // Claude Agent
+		{sdk.ToolCallUpdate{ToolCallId: "x", Meta: map[string]any{"toolName": "run_shell_command"}, Title: str("touch a")}, announcement{}, "run_shell_command"},
+		{sdk.ToolCallUpdate{ToolCallId: "run_shell_command__run_shell_command_1796192059903_0", Title: str("touch a"), Kind: &execute}, announcement{}, "run_shell_command"}, // Gemini
+		{sdk.ToolCallUpdate{ToolCallId: "run_shell_command-1700000000", Title: str("touch a")}, announcement{}, "run_shell_command"},
+		{sdk.ToolCallUpdate{ToolCallId: "call_9", Title: str("touch a"), Kind: &execute}, announcement{}, "execute"},
+	} {
+		if got := toolName(c.tc, c.announced); got != c.want {
+			t.Errorf("toolName(%s) = %q, want %q", c.tc.ToolCallId, got, c.want)
+		}
+	}
+}

@@ -33,10 +33,10 @@ type clientHooks struct {
 	messageID  string
 	title      string
 	verdict    sync.Once
-	// callNames holds the name each tool call was announced with (the title of its
-	// tool_call update, which opencode sets to the tool's name before the title becomes
-	// the command); announced wakes RequestPermission waiting for one.
-	callNames map[string]string
+	// callNames holds the names each tool call was announced with in its tool_call
+	// update (Claude Agent's _meta tool name; opencode's title, the tool's name before
+	// the title becomes the command); announced wakes RequestPermission waiting for one.
+	callNames map[string]announcement
 	announced chan struct{}
 	calls     map[string]string         // tool call id → "called" | "ended" (OnActivity)
 	inputs    map[string]map[string]any // tool call id → its input as the updates told it
@@ -114,7 +114,7 @@ func (h *clientHooks) SessionUpdate(ctx context.Context, n sdk.SessionNotificati
 	case u.AgentThoughtChunk != nil:
 		go h.output()
 	case u.ToolCall != nil:
-		h.announce(string(u.ToolCall.ToolCallId), u.ToolCall.Title)
+		h.announce(string(u.ToolCall.ToolCallId), announcement{meta: metaToolName(u.ToolCall.Meta), title: strings.TrimSpace(u.ToolCall.Title)})
 		h.toolActivity(string(u.ToolCall.ToolCallId), u.ToolCall.RawInput, string(u.ToolCall.Status), u.ToolCall.RawOutput)
 		h.text.Reset()
 		h.messageID = ""
@@ -156,7 +156,7 @@ func (h *clientHooks) toolActivity(id string, rawInput any, status string, rawOu
 	// The input is complete once the tool runs; updates before may carry parts of it.
 	if h.calls[id] == "" && (status == string(sdk.ToolCallStatusInProgress) || ended) {
 		h.calls[id] = "called"
-		h.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolCall, Tool: h.callNames[id], Input: h.inputs[id]})
+		h.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolCall, Tool: h.callName(id), Input: h.inputs[id]})
 	}
 	if ended && h.calls[id] != "ended" {
 		h.calls[id] = "ended"
@@ -172,20 +172,33 @@ func (h *clientHooks) toolActivity(id string, rawInput any, status string, rawOu
 				out = string(b)
 			}
 		}
-		h.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: h.callNames[id], Text: out,
+		h.req.OnActivity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: h.callName(id), Text: out,
 			IsError: status == string(sdk.ToolCallStatusFailed)})
 	}
 }
 
-// announce records a tool call's first title (caller holds h.mu).
-func (h *clientHooks) announce(id, title string) {
+// announcement is what a tool_call update says of the call's tool.
+type announcement struct{ meta, title string }
+
+// callName is the name a tool call was announced with: the _meta tool name, else the
+// title (caller holds h.mu).
+func (h *clientHooks) callName(id string) string {
+	a := h.callNames[id]
+	if a.meta != "" {
+		return a.meta
+	}
+	return a.title
+}
+
+// announce records a tool call's first announcement (caller holds h.mu).
+func (h *clientHooks) announce(id string, a announcement) {
 	if h.callNames == nil {
-		h.callNames = map[string]string{}
+		h.callNames = map[string]announcement{}
 	}
 	if _, ok := h.callNames[id]; ok {
 		return
 	}
-	h.callNames[id] = strings.TrimSpace(title)
+	h.callNames[id] = a
 	if h.announced != nil {
 		close(h.announced)
 		h.announced = nil
@@ -193,8 +206,8 @@ func (h *clientHooks) announce(id, title string) {
 }
 
 // announcedName waits up to announceWait for tool call id's announcement and returns
-// its first title ("" when none came).
-func (h *clientHooks) announcedName(ctx context.Context, id string) string {
+// what it said (nothing when none came).
+func (h *clientHooks) announcedName(ctx context.Context, id string) announcement {
 	deadline := time.NewTimer(announceWait)
 	defer deadline.Stop()
 	for {
@@ -212,9 +225,9 @@ func (h *clientHooks) announcedName(ctx context.Context, id string) string {
 		select {
 		case <-ch:
 		case <-deadline.C:
-			return ""
+			return announcement{}
 		case <-ctx.Done():
-			return ""
+			return announcement{}
 		}
 	}
 }
@@ -230,7 +243,7 @@ func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermis
 	tc := p.ToolCall
 	if ownTool(tc) {
 		if id, ok := optionOf(p.Options, sdk.PermissionOptionKindAllowOnce); ok {
-			h.logf("AgentMail tool allowed without asking", "tool", toolName(tc, ""), "tool_call", string(tc.ToolCallId))
+			h.logf("AgentMail tool allowed without asking", "tool", toolName(tc, announcement{}), "tool_call", string(tc.ToolCallId))
 			return selected(id), nil
 		}
 	}
@@ -327,24 +340,30 @@ func metaToolName(meta map[string]any) string {
 // plainName is a title that is a tool's name rather than a description or a command.
 var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
+// callIDTool is a toolCallId that starts with its tool's name (Gemini CLI:
+// run_shell_command-1700000000, run_shell_command__run_shell_command_1796192059903_0).
+var callIDTool = regexp.MustCompile(`^([a-z][a-z0-9]*_[a-z0-9_]*?)(?:__|-)[A-Za-z0-9_]*[0-9]`)
+
 // toolName is the tool a permission request is about, as the model calls it where the
-// agent says so: the _meta tool name, else a title that is a plain name (the request's,
-// else the one the call was announced with), else the part
-// of the toolCallId before its counter (Gemini: run_shell_command-1700000000), else the
+// agent says so: the _meta tool name (the request's, else the announcement's), else a
+// title that is a plain name (the request's, else the announcement's), else the part
+// of the toolCallId before its counter (callIDTool), else the
 // ACP kind.
-func toolName(tc sdk.ToolCallUpdate, announced string) string {
+func toolName(tc sdk.ToolCallUpdate, announced announcement) string {
 	if s := metaToolName(tc.Meta); s != "" {
 		return s
+	}
+	if announced.meta != "" {
+		return announced.meta
 	}
 	if t := strings.TrimSpace(deref(tc.Title)); plainName.MatchString(t) {
 		return t
 	}
-	if plainName.MatchString(announced) {
-		return announced
+	if plainName.MatchString(announced.title) {
+		return announced.title
 	}
-	id := string(tc.ToolCallId)
-	if i := strings.LastIndexAny(id, "-"); i > 0 && plainName.MatchString(id[:i]) && strings.Contains(id[:i], "_") {
-		return id[:i]
+	if m := callIDTool.FindStringSubmatch(string(tc.ToolCallId)); m != nil {
+		return m[1]
 	}
 	if tc.Kind != nil && *tc.Kind != "" {
 		return string(*tc.Kind)
@@ -355,7 +374,7 @@ func toolName(tc sdk.ToolCallUpdate, announced string) string {
 // permissionAsk is the core's view of one permission request: relay key
 // "<ACP session id>:<toolCallId>" (B-8.1; call ids repeat across sessions), the tool,
 // its raw input, and a one-line context with the title and the locations (B-8.4).
-func permissionAsk(sessionID string, tc sdk.ToolCallUpdate, announced string) bridge.PermissionAsk {
+func permissionAsk(sessionID string, tc sdk.ToolCallUpdate, announced announcement) bridge.PermissionAsk {
 	input, _ := tc.RawInput.(map[string]any)
 	tool := toolName(tc, announced)
 	ask := bridge.PermissionAsk{PlatformID: sessionID + ":" + string(tc.ToolCallId), ToolName: tool, Input: input, ToolUseID: string(tc.ToolCallId)}

@@ -276,6 +276,15 @@ func mcpServers(env bridge.Env, toolEnv map[string]string) []sdk.McpServer {
 	return []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: MCPServerName, Command: env.MCPCommand[0], Args: args, Env: list}}}
 }
 
+// idTokens splits a model id at the separators agents use (| / : ( ) and spaces).
+func idTokens(id string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range strings.FieldsFunc(id, func(r rune) bool { return strings.ContainsRune("|/:() $", r) }) {
+		out[t] = true
+	}
+	return out
+}
+
 // noteModels keeps the session's model list for ListModels and logs it once (D-1).
 func (a *Adapter) noteModels(env bridge.Env, models []modelEntry) {
 	a.mu.Lock()
@@ -304,7 +313,8 @@ func (a *Adapter) noteModels(env bridge.Env, models []modelEntry) {
 
 // setModel chooses the attempt's model (C-13, D-3): the agent's model whose id is
 // "provider/model", else "model", else one ending in "/model"; an agent that lists none
-// of them is asked for "provider/model" as given. An agent that reports no models runs
+// of them is asked for the model in the shape of its own ids ("provider/model" where they
+// hold a provider, else "model"). An agent that reports no models runs
 // its default (logged once). The agent's refusal is the attempt's failure.
 func (a *Adapter) setModel(ctx context.Context, env bridge.Env, p *agentProc, sid string, models []modelEntry, m *client.ModelRef) error {
 	if len(models) == 0 {
@@ -326,6 +336,9 @@ func (a *Adapter) setModel(ctx context.Context, env bridge.Env, p *agentProc, si
 		func(id string) bool { return id == full },
 		func(id string) bool { return id == m.Model },
 		func(id string) bool { return strings.HasSuffix(id, "/"+m.Model) },
+		// Ids with more parts, such as Qwen's "$runtime|openai|m1(openai)".
+		func(id string) bool { t := idTokens(id); return t[m.Model] && (m.Provider == "" || t[m.Provider]) },
+		func(id string) bool { return idTokens(id)[m.Model] },
 	} {
 		for _, e := range models {
 			if want(e.ID) {
@@ -338,7 +351,16 @@ func (a *Adapter) setModel(ctx context.Context, env bridge.Env, p *agentProc, si
 		}
 	}
 	if !found {
-		pick = modelEntry{ID: full, ConfigID: models[0].ConfigID}
+		// An id the agent does not list: in the agent's own shape (with a provider only
+		// where its ids have one; Claude Agent and Gemini accept such ids).
+		id := m.Model
+		for _, e := range models {
+			if strings.Contains(e.ID, "/") {
+				id = full
+				break
+			}
+		}
+		pick = modelEntry{ID: id, ConfigID: models[0].ConfigID}
 	}
 	var err error
 	if pick.ConfigID != "" {

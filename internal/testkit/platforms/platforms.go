@@ -4,7 +4,7 @@
 //
 // Binaries come from AGENTMAIL_CLAUDE_BIN / AGENTMAIL_OPENCODE_BIN / AGENTMAIL_PI_BIN, else
 // from the prefix that scripts/install-platforms.sh fills (AGENTMAIL_PLATFORMS_PREFIX, default
-// <repo>/.cache/platforms). A missing platform skips the test, except under CI=true, where it
+// ~/.cache/agentmail/platforms). A missing platform skips the test, except under CI=true, where it
 // fails it: CI must have run scripts/install-platforms.sh.
 package platforms
 
@@ -16,8 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentmail/agentmail/internal/testkit"
 )
 
 // Platform names one agent platform.
@@ -58,16 +56,21 @@ func BinEnv(p Platform) string {
 }
 
 // Prefix returns the install prefix of scripts/install-platforms.sh:
-// AGENTMAIL_PLATFORMS_PREFIX, else <repo>/.cache/platforms.
+// AGENTMAIL_PLATFORMS_PREFIX, else $XDG_CACHE_HOME/agentmail/platforms, else
+// ~/.cache/agentmail/platforms (outside the checkout, so a machine keeps the installs
+// between CI runs of fresh clones).
 func Prefix() (string, error) {
 	if p := os.Getenv("AGENTMAIL_PLATFORMS_PREFIX"); p != "" {
 		return p, nil
 	}
-	root, err := testkit.RepoRoot()
-	if err != nil {
-		return "", err
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
+		return filepath.Join(x, "agentmail", "platforms"), nil
 	}
-	return filepath.Join(root, ".cache", "platforms"), nil
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("platforms: no home folder for the install prefix: %w (set AGENTMAIL_PLATFORMS_PREFIX)", err)
+	}
+	return filepath.Join(home, ".cache", "agentmail", "platforms"), nil
 }
 
 // Bin returns the absolute path of p's executable: the BinEnv(p) override when set
@@ -271,6 +274,101 @@ func (e *Env) UsePi(openAIBaseURL string, models ...string) (string, error) {
 	}
 	e.Set("PI_CODING_AGENT_DIR", dir)
 	return dir, nil
+}
+
+// UseQwen points Qwen Code at an OpenAI-compatible server at openAIBaseURL (ending in
+// /v1) with models (the first is the default; "fake-model" when none), and writes
+// ~/.qwen/settings.json for running headless and offline: the models under the provider
+// "openai" (modelProviders), OpenAI auth, the default approval
+// mode (ACP's "auto" lets a model classifier approve without asking), no tool search, no
+// managed memory or follow-up suggestions (each adds model requests after a turn), no
+// telemetry or update check. QWEN_CODE_LEGACY_MCP_BLOCKING=1 makes the first model request
+// of a session carry the MCP tools.
+func (e *Env) UseQwen(openAIBaseURL string, models ...string) error {
+	if len(models) == 0 {
+		models = []string{"fake-model"}
+	}
+	e.Set("OPENAI_BASE_URL", openAIBaseURL)
+	e.Set("OPENAI_API_KEY", "sk-fakemodel")
+	e.Set("OPENAI_MODEL", models[0])
+	e.Set("QWEN_CODE_LEGACY_MCP_BLOCKING", "1")
+	dir := filepath.Join(e.Home, ".qwen")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var list []map[string]any
+	for _, m := range models {
+		list = append(list, map[string]any{"id": m, "name": m, "baseUrl": openAIBaseURL, "envKey": "OPENAI_API_KEY"})
+	}
+	settings, _ := json.MarshalIndent(map[string]any{
+		"modelProviders": map[string]any{"openai": list},
+		"security":       map[string]any{"auth": map[string]any{"selectedType": "openai"}, "folderTrust": map[string]any{"enabled": false}},
+		"model":          map[string]any{"name": models[0]},
+		"tools":          map[string]any{"approvalMode": "default", "toolSearch": map[string]any{"enabled": false}},
+		"memory":         map[string]any{"enableManagedAutoMemory": false},
+		"ui":             map[string]any{"enableFollowupSuggestions": false},
+		"privacy":        map[string]any{"usageStatisticsEnabled": false},
+		"telemetry":      map[string]any{"enabled": false},
+		"general":        map[string]any{"enableAutoUpdate": false, "disableAutoUpdate": true},
+	}, "", "  ")
+	return os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o644)
+}
+
+// UseGemini points Gemini CLI at a Gemini-API server at baseURL (no version path) with a
+// dummy key, and writes ~/.gemini/settings.json for running headless and offline: the
+// model fixed to model (with "auto" it first sends a routing request), API-key auth, no
+// folder trust check (an untrusted folder silently starts no MCP servers;
+// GEMINI_CLI_TRUST_WORKSPACE=true says the same), no telemetry, usage statistics or
+// update check.
+func (e *Env) UseGemini(baseURL, model string) error {
+	e.Set("GOOGLE_GEMINI_BASE_URL", baseURL)
+	e.Set("GEMINI_API_KEY", "fakemodel-gemini-key")
+	e.Set("GEMINI_CLI_TRUST_WORKSPACE", "true")
+	dir := filepath.Join(e.Home, ".gemini")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	settings, _ := json.MarshalIndent(map[string]any{
+		"model":     map[string]any{"name": model},
+		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false},
+	}, "", "  ")
+	return os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o644)
+}
+
+// UseCodex points Codex (codex-acp) at an OpenAI Responses server at openAIBaseURL
+// (ending in /v1): CODEX_HOME with a config.toml whose provider FakeProvider speaks
+// wire_api "responses" with no retries, model as the default (an id Codex knows, or its
+// answers carry a warning), no update check or analytics, and commands unsandboxed but
+// asked for (approval_policy "untrusted"; Codex's own sandbox needs bubblewrap, and
+// without it sandboxed commands fail with no question).
+func (e *Env) UseCodex(openAIBaseURL, model string) error {
+	dir := filepath.Join(e.Home, ".codex")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	e.Set("CODEX_HOME", dir)
+	e.Set("FAKEMODEL_API_KEY", "sk-fakemodel")
+	cfg := fmt.Sprintf(`model = %q
+model_provider = %q
+approval_policy = "untrusted"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.%s]
+name = "Fake model"
+base_url = %q
+wire_api = "responses"
+env_key = "FAKEMODEL_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`, model, FakeProvider, FakeProvider, openAIBaseURL)
+	return os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o644)
 }
 
 // RequireBwrap ends the test unless bubblewrap (`bwrap`, Debian package bubblewrap) is

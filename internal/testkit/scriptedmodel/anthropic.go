@@ -10,15 +10,7 @@ import (
 // the HTTP status written.
 func (s *Server) answerAnthropic(w http.ResponseWriter, req *Request, reply Reply) (string, int) {
 	if reply.Status >= 400 {
-		body := reply.Body
-		if body == "" {
-			b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(reply.Status), "message": reply.errorMessage()}})
-			body = string(b)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		_, _ = w.Write([]byte(body))
-		return "", reply.Status
+		return writeFailure(w, reply, map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(reply.Status), "message": reply.errorMessage()}})
 	}
 	id := reply.MessageID
 	if id == "" {

@@ -11,15 +11,7 @@ import (
 // and the HTTP status written.
 func (s *Server) answerOpenAI(w http.ResponseWriter, req *Request, reply Reply) (string, int) {
 	if reply.Status >= 400 {
-		body := reply.Body
-		if body == "" {
-			b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": reply.errorMessage(), "type": openAIErrorType(reply.Status), "param": nil, "code": nil}})
-			body = string(b)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		_, _ = w.Write([]byte(body))
-		return "", reply.Status
+		return writeFailure(w, reply, openAIError(reply))
 	}
 	id := reply.MessageID
 	if id == "" {
@@ -122,6 +114,11 @@ func (s *Server) answerOpenAI(w http.ResponseWriter, req *Request, reply Reply) 
 		f.Flush()
 	}
 	return id, http.StatusOK
+}
+
+// openAIError is the error body of the OpenAI APIs for a failure reply.
+func openAIError(reply Reply) map[string]any {
+	return map[string]any{"error": map[string]any{"message": reply.errorMessage(), "type": openAIErrorType(reply.Status), "param": nil, "code": nil}}
 }
 
 // openAIErrorType maps an HTTP status to the chat completions error type.

@@ -95,7 +95,7 @@ func textOf(raw json.RawMessage, skipReminders bool) string {
 	}
 	var all, plain []string
 	for _, b := range blocks {
-		if b.Type != "text" && b.Type != "input_text" {
+		if b.Type != "text" && b.Type != "input_text" && b.Type != "output_text" {
 			continue
 		}
 		all = append(all, b.Text)

@@ -1,6 +1,9 @@
 // Package scriptedmodel is a scripted model server for tests. It speaks the Anthropic
-// Messages API (POST /v1/messages, streaming SSE or plain JSON, plus count_tokens) and the
-// OpenAI chat completions API (POST /v1/chat/completions, streaming or not, GET /v1/models),
+// Messages API (POST /v1/messages, streaming SSE or plain JSON, plus count_tokens), the
+// OpenAI chat completions API (POST /v1/chat/completions, streaming or not, GET /v1/models)
+// the OpenAI Responses API (POST /v1/responses, streaming or not, with Codex's tool
+// namespaces) and the Gemini API (POST /v1beta/models/{model}:streamGenerateContent and
+// :generateContent, plus countTokens),
 // so that the real agent platforms (Claude Code, opencode, pi) can be run headless against it.
 //
 // A Script is an ordered list of Rules; the first rule that matches a request answers it

@@ -200,6 +200,31 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 		rule, reply := s.choose(&req)
 		id, status := s.answerOpenAI(w, &req, reply)
 		s.answered(i, rule, id, status)
+	case hr.Method == http.MethodPost && path == "/v1/responses":
+		req.Protocol = ProtocolResponses
+		if err := req.parseResponses(body); err != nil {
+			s.badRequest(w, req, err)
+			return
+		}
+		i := s.record(req)
+		rule, reply := s.choose(&req)
+		id, status := s.answerResponses(w, &req, reply)
+		s.answered(i, rule, id, status)
+	case hr.Method == http.MethodPost && isGemini(path, "streamGenerateContent", "generateContent"):
+		req.Protocol = ProtocolGemini
+		model, method, _ := geminiRoute(path)
+		if err := req.parseGemini(body, model, method == "streamGenerateContent"); err != nil {
+			s.badRequest(w, req, err)
+			return
+		}
+		i := s.record(req)
+		rule, reply := s.choose(&req)
+		id, status := s.answerGemini(w, &req, reply)
+		s.answered(i, rule, id, status)
+	case hr.Method == http.MethodPost && isGemini(path, "countTokens"):
+		i := s.record(req)
+		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": estimateTokens(body)})
+		s.answered(i, "", "", http.StatusOK)
 	case hr.Method == http.MethodPost && path == "/v1/messages/count_tokens":
 		i := s.record(req)
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": estimateTokens(body)})
@@ -229,10 +254,38 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 }
 
+// isGemini reports whether path is a Gemini API call of one of methods.
+func isGemini(path string, methods ...string) bool {
+	_, m, ok := geminiRoute(path)
+	if !ok {
+		return false
+	}
+	for _, x := range methods {
+		if m == x {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) badRequest(w http.ResponseWriter, req Request, err error) {
 	i := s.record(req)
 	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": "scriptedmodel: body is not valid JSON for " + req.Path + ": " + err.Error()}})
 	s.answered(i, "", "", http.StatusBadRequest)
+}
+
+// writeFailure answers a scripted failure with reply.Status and reply.Body, else the
+// protocol's error body def; it returns no id and the status.
+func writeFailure(w http.ResponseWriter, reply Reply, def any) (string, int) {
+	body := reply.Body
+	if body == "" {
+		b, _ := json.Marshal(def)
+		body = string(b)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(reply.Status)
+	_, _ = w.Write([]byte(body))
+	return "", reply.Status
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -399,3 +399,104 @@ func TestBadJSONIsAnsweredWith400(t *testing.T) {
 		t.Fatalf("%d %s", status, body)
 	}
 }
+
+// Gemini: a tool loop over streamGenerateContent (SSE), functionResponse parts as tool
+// results with their names, thoughts apart from the text, and a failure in Gemini's shape.
+func TestGeminiStreamingToolLoopAndFailure(t *testing.T) {
+	s := NewTest(t,
+		FailModel("broken", 400, "broken is not here"),
+		Rule{UserContains: "list files", Reply: Reply{Thinking: "hmm", Text: "Listing.", ToolCalls: []ToolCall{{Name: "run_shell_command", Input: map[string]any{"command": "ls"}}}}},
+		Rule{ToolResultFor: "run_shell_command", Reply: Text("two files")},
+	)
+	url := s.URL + "/v1beta/models/m1:streamGenerateContent?alt=sse"
+	status, body := post(t, url, `{"systemInstruction":{"parts":[{"text":"You work in /srv/app"}]},
+		"tools":[{"functionDeclarations":[{"name":"run_shell_command"}]}],
+		"contents":[{"role":"user","parts":[{"text":"please list files"}]}]}`)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var text, thought string
+	var call map[string]any
+	finish := ""
+	for _, d := range sseData(t, body) {
+		c := d["candidates"].([]any)[0].(map[string]any)
+		if f, ok := c["finishReason"].(string); ok {
+			finish = f
+		}
+		for _, p := range c["content"].(map[string]any)["parts"].([]any) {
+			p := p.(map[string]any)
+			switch {
+			case p["functionCall"] != nil:
+				call = p["functionCall"].(map[string]any)
+			case p["thought"] == true:
+				thought += p["text"].(string)
+			default:
+				text += p["text"].(string)
+			}
+		}
+	}
+	if text != "Listing." || thought != "hmm" || finish != "STOP" || call["name"] != "run_shell_command" || call["args"].(map[string]any)["command"] != "ls" {
+		t.Fatalf("text %q thought %q finish %q call %v", text, thought, finish, call)
+	}
+	status, body = post(t, url, `{"contents":[{"role":"user","parts":[{"text":"please list files"}]},
+		{"role":"model","parts":[{"functionCall":{"name":"run_shell_command","args":{"command":"ls"}}}]},
+		{"role":"user","parts":[{"functionResponse":{"name":"run_shell_command","response":{"output":"a.go\nb.go"}}}]}]}`)
+	if status != 200 || !strings.Contains(body, "two files") {
+		t.Fatalf("after the tool result: %d %s", status, body)
+	}
+	reqs := s.ModelRequests()
+	if len(reqs) != 2 || reqs[0].Protocol != ProtocolGemini || reqs[0].Model != "m1" || reqs[0].System != "You work in /srv/app" ||
+		len(reqs[0].Tools) != 1 || reqs[1].UserText != "please list files" || len(reqs[1].LastToolResults) != 1 ||
+		reqs[1].LastToolResults[0].Name != "run_shell_command" || reqs[1].LastToolResults[0].Content != "a.go\nb.go" {
+		t.Fatalf("logged %+v", reqs)
+	}
+	status, body = post(t, s.URL+"/v1beta/models/broken:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"x"}]}]}`)
+	if status != 400 || !strings.Contains(body, `"status":"INVALID_ARGUMENT"`) || !strings.Contains(body, "broken is not here") {
+		t.Fatalf("failure: %d %s", status, body)
+	}
+}
+
+// Responses: a namespaced MCP tool (Codex's mcp__agentmail) is logged as
+// "<namespace>__<name>" and a scripted call of that name goes out as name plus namespace;
+// the stream has the items and response.completed; the tool's output comes back as a
+// tool result; a failure is HTTP 400 with an OpenAI error body.
+func TestResponsesStreamingNamespacedToolLoop(t *testing.T) {
+	s := NewTest(t,
+		FailModel("broken", 400, "broken is not here"),
+		Rule{UserContains: "read my mail", Reply: Call("mcp__agentmail__read_inbox", map[string]any{})},
+		Rule{ToolResultFor: "mcp__agentmail__read_inbox", Reply: Text("You have one mail.")},
+	)
+	tools := `"tools":[{"type":"function","name":"shell"},{"type":"namespace","name":"mcp__agentmail","tools":[{"type":"function","name":"read_inbox"}]}]`
+	status, body := post(t, s.URL+"/v1/responses", `{"model":"m1","stream":true,"instructions":"Be brief.",`+tools+`,
+		"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"cwd is /srv"}]},
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"please read my mail"}]}]}`)
+	if status != 200 || !strings.Contains(body, "event: response.completed") {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var call map[string]any
+	for _, d := range sseData(t, body) {
+		if d["type"] == "response.output_item.done" {
+			call = d["item"].(map[string]any)
+		}
+	}
+	if call["type"] != "function_call" || call["name"] != "read_inbox" || call["namespace"] != "mcp__agentmail" || call["call_id"] == "" {
+		t.Fatalf("call %v", call)
+	}
+	status, body = post(t, s.URL+"/v1/responses", `{"model":"m1","stream":true,`+tools+`,"input":[
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"please read my mail"}]},
+		{"type":"function_call","name":"read_inbox","namespace":"mcp__agentmail","arguments":"{}","call_id":"c1"},
+		{"type":"function_call_output","call_id":"c1","output":"[alpha] mail"}]}`)
+	if status != 200 || !strings.Contains(body, "You have one mail.") || !strings.Contains(body, `"type":"output_text"`) {
+		t.Fatalf("after the tool: %d %s", status, body)
+	}
+	reqs := s.ModelRequests()
+	if len(reqs) != 2 || reqs[0].Protocol != ProtocolResponses || reqs[0].System != "Be brief.\ncwd is /srv" ||
+		strings.Join(reqs[0].Tools, ",") != "shell,mcp__agentmail__read_inbox" || len(reqs[1].LastToolResults) != 1 ||
+		reqs[1].LastToolResults[0].Name != "mcp__agentmail__read_inbox" || reqs[1].LastToolResults[0].Content != "[alpha] mail" {
+		t.Fatalf("logged %+v", reqs)
+	}
+	status, body = post(t, s.URL+"/v1/responses", `{"model":"broken","stream":true,"input":"x"}`)
+	if status != 400 || !strings.Contains(body, "broken is not here") {
+		t.Fatalf("failure: %d %s", status, body)
+	}
+}
