@@ -123,7 +123,16 @@ func TestOpenCodeACP(t *testing.T) {
 		if h := adaptertest.History(adaptertest.LastRequestFor(t, s, "second question")); !strings.Contains(h, "first answer") {
 			t.Fatalf("the follow-up lost the conversation:\n%s", h)
 		}
-		_, err := a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: "ses_doesnotexist"})
+		// The session is mirrored by session/list with its directory (C-10).
+		listed, err := a.ListSessions(context.Background())
+		found := false
+		for _, ps := range listed {
+			found = found || (ps.PlatformID == first.PlatformSessionID && ps.Workspace == dir)
+		}
+		if err != nil || !found {
+			t.Fatalf("ListSessions = %+v, %v; want %s in %s", listed, err, first.PlatformSessionID, dir)
+		}
+		_, err = a.RunTurn(context.Background(), bridge.TurnRequest{Cwd: dir, Prompt: "second question", PlatformSessionID: "ses_doesnotexist"})
 		if !errors.Is(err, bridge.ErrSessionNotFound) {
 			t.Fatalf("unknown session: err %v, want ErrSessionNotFound", err)
 		}
