@@ -68,8 +68,8 @@ type platformCase struct {
 	// turn's directory.
 	workdirInSystem func(dir string) string
 	// workdirInContext: the platform says it in a context message of its own rather than
-	// in the system prompt (Qwen Code, Gemini CLI, Codex); the phrase is looked for in the
-	// whole request.
+	// in the system prompt (Codex; Qwen Code and Gemini CLI too); the phrase is looked for
+	// in the whole request.
 	workdirInContext bool
 	// platformSession checks the platform session id the gateway session holds after a
 	// turn for a mail to dir (B-3.1, B-3.3): "" when it is the platform's own, else what
@@ -260,32 +260,6 @@ var platformCases = []platformCase{
 		requestsPerFailedAttempt: 0,
 	},
 	{
-		// Qwen Code (`qwen --acp`), over the ACP adapter.
-		name: "acp-qwen", platform: platforms.Qwen, agent: "acpqwen", provider: "openai",
-		readInbox: "mcp__agentmail__read_inbox", shell: "run_shell_command",
-		shellInput: func(command string) map[string]any {
-			return map[string]any{"command": command, "description": "create a file"}
-		},
-		configure: func(t *testing.T, r *mailrig.Rig) {
-			if err := r.Env.UseQwen(r.Model.OpenAIBaseURL(), goodModel, brokenModel); err != nil {
-				t.Fatal(err)
-			}
-			r.UseACP(acpCommand(r, platforms.Qwen, "--acp"))
-		},
-		workdirInSystem:  func(dir string) string { return "I'm currently working in the directory: " + dir },
-		workdirInContext: true,
-		platformSession: func(r *mailrig.Rig, id, dir string) string {
-			if len(id) < 8 {
-				return "want Qwen's session id"
-			}
-			return ""
-		},
-		aliasOrigin:              aliasFromSubject,
-		permissionKey:            func(key string) bool { return strings.Count(key, ":") >= 1 },
-		denialEndsTurn:           true,
-		replyKeyIsResponseID:     false,
-		requestsPerFailedAttempt: 0,
-	}, {
 		// OpenAI Codex (`codex-acp`), over the ACP adapter; its model ids are ones Codex
 		// knows.
 		name: "acp-codex", platform: platforms.CodexACP, agent: "acpcodex", provider: platforms.FakeProvider,
@@ -298,7 +272,8 @@ var platformCases = []platformCase{
 			}
 			r.UseACP(acpCommand(r, platforms.CodexACP, ""))
 		},
-		workdirInSystem:  func(dir string) string { return dir },
+		// Codex tells the model its directory in an <environment_context> message.
+		workdirInSystem:  func(dir string) string { return "<cwd>" + dir },
 		workdirInContext: true,
 		platformSession: func(r *mailrig.Rig, id, dir string) string {
 			if len(id) < 8 {

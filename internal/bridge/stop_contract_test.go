@@ -120,7 +120,9 @@ func stopWhileSleeping(t *testing.T, r *mailrig.Rig, br *mailrig.Bridge, m *clie
 	var sleepers []int
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("tool results of %s: %+v", m.MailID, r.ToolResults(m.MailID, "bash"))
+			for _, q := range r.RequestsFor(m.MailID) {
+				t.Logf("tool results of %s: %+v", m.MailID, q.LastToolResults)
+			}
 		}
 	})
 	r.WaitFor("the turn to run "+longCommand, func() bool {
