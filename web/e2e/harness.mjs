@@ -196,3 +196,20 @@ export function screenshotDir() {
   mkdirSync(dir, { recursive: true })
   return dir
 }
+
+/**
+ * signedInPage opens a 1280x800 English page of the gateway at url in
+ * browser and signs in as username; page errors are printed.
+ */
+export async function signedInPage(browser, url, username, password) {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
+  const page = await ctx.newPage()
+  page.setDefaultTimeout(20000)
+  page.on('pageerror', (e) => console.error('page error:', e.message))
+  await page.goto(url + '/')
+  await page.getByLabel('Username').fill(username)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByTestId('nav-inbox').waitFor()
+  return page
+}

@@ -61,6 +61,7 @@ export type Tree = Schemas['Tree']
 
 export type RunState = Schemas['Run']['state']
 export type Session = Schemas['Session']
+export type SessionRef = Schemas['SessionRef']
 export type SessionList = Schemas['SessionList']
 export type UpdateSessionRequest = Schemas['UpdateSessionRequest']
 

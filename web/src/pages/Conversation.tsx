@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react'
 import { api, list } from '../api/client'
 import type { Mail, Run, Session } from '../api/types'
 import { BudgetBadge, BudgetEditor } from '../components/Budget'
+import { DelegationList, OriginLink } from '../components/Delegation'
 import { Markdown } from '../components/Markdown'
 import { PermissionCard, type Decision } from '../components/Permission'
 import { AckBox, ImportanceBadge, mailFrame } from '../components/Coordination'
@@ -158,6 +159,7 @@ export function Conversation({
   if (!loaded) return <Spinner label={t('conv.loading')} />
   const s = loaded.session
   const address = s.agent_name ? `${s.agent_name}@${s.workspace}${s.alias ? '.' + s.alias : ''}` : s.alias
+  const openSession = (id: string) => navigate(`${basePath}/${encodeURIComponent(id)}`)
   const treePath = (id: string) => `${basePath}/${encodeURIComponent(sessionId)}?tree=${encodeURIComponent(id)}`
 
   const saveAlias = async () => {
@@ -237,11 +239,14 @@ export function Conversation({
             <span className="sr-only">{t('conv.participants')}</span>
             {list(s.participants).join(', ')}
           </span>
+          <OriginLink session={s} onOpen={openSession} />
         </div>
+        <DelegationList session={s} onOpen={openSession} />
       </header>
 
       {treeMail ? (
-        <TreeView mailId={treeMail} onOpen={(n) => navigate(`/inbox/${encodeURIComponent(n.session_id)}?m=${encodeURIComponent(n.mail_id)}`)} />
+        <TreeView mailId={treeMail} onOpen={(n) => navigate(`/inbox/${encodeURIComponent(n.session_id)}?m=${encodeURIComponent(n.mail_id)}`)}
+          session={s} onOpenSession={openSession} />
       ) : (
         <div className="min-h-0 flex-1 overflow-y-auto px-3 py-3 md:px-5" data-testid="conv-scroll">
           <Runs runs={runs.data ?? []} onChanged={reloadRuns} />

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react'
 import { api, list } from '../api/client'
-import type { Tree, TreeNode } from '../api/types'
+import type { Session, Tree, TreeNode } from '../api/types'
+import { DelegationList, OriginLink } from '../components/Delegation'
 import { Button, ErrorBox, Spinner } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
@@ -11,9 +12,16 @@ const PAGE = 20
  * TreeView shows the conversation tree around one mail (parent_mail_id
  * links, across sessions through forwards). The nodes near the mail load
  * first; scrolling to the top loads earlier ones, page by page, keeping the
- * visible rows where they were.
+ * visible rows where they were. With session, the sessions delegated from
+ * it (and its origin) are listed below the mails, each a link
+ * (onOpenSession).
  */
-export function TreeView({ mailId, onOpen }: { mailId: string; onOpen: (n: TreeNode) => void }) {
+export function TreeView({ mailId, onOpen, session, onOpenSession }: {
+  mailId: string
+  onOpen: (n: TreeNode) => void
+  session?: Session
+  onOpenSession?: (id: string) => void
+}) {
   const { t, locale } = useI18n()
   const [nodes, setNodes] = useState<TreeNode[]>([])
   const [meta, setMeta] = useState<Pick<Tree, 'has_before' | 'has_after' | 'before_cursor' | 'after_cursor' | 'total' | 'focus_id'> | null>(null)
@@ -141,6 +149,12 @@ export function TreeView({ mailId, onOpen }: { mailId: string; onOpen: (n: TreeN
           <Button small disabled={busy} onClick={() => void more('after')} data-testid="tree-later">
             {t('tree.loadLater')}
           </Button>
+        </div>
+      )}
+      {session && onOpenSession && (session.origin || list(session.delegations).length > 0) && (
+        <div className="mt-3 flex flex-col gap-1 border-t border-slate-200 pt-2" data-testid="tree-delegations">
+          <OriginLink session={session} onOpen={onOpenSession} />
+          <DelegationList session={session} onOpen={onOpenSession} />
         </div>
       )}
     </div>

@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Mail, Session } from '../api/types'
 import { Conversation } from './Conversation'
 import { fakeApp, mount, type Mounted } from '../test-utils'
+import { I18nProvider } from '../i18n'
+import { save } from '../lib/storage'
 
 vi.mock('../api/client', async (importOriginal) => {
   const real = await importOriginal<typeof import('../api/client')>()
@@ -105,5 +107,48 @@ describe('the conversation page scrolls to the latest mail', () => {
     m = undefined
     expect(runFrames()).toBe(0)
     expect(spy).not.toHaveBeenCalled()
+  })
+})
+
+describe('the conversation page shows the delegation chain', () => {
+  const origin = { session_id: 's0', alias: 'clean-build', subject: 'clean the build', agent_name: 'claude', used_rounds: 0, budget_max: 20 }
+  const sub = { session_id: 's2', alias: 'sub-t', subject: 'sub T', agent_name: 'pi', used_rounds: 2, budget_max: 20 }
+  async function openWith(s: Session, locale?: 'zh'): Promise<Mounted> {
+    vi.mocked(api.session).mockResolvedValue(s)
+    vi.mocked(api.sessionMails).mockResolvedValue({ mails: [mail('m1')], unread: 0 })
+    vi.mocked(api.sessionRuns).mockResolvedValue({ runs: [] })
+    save('lang', locale ?? 'en')
+    const page = mount(
+      <I18nProvider>
+        <Conversation sessionId={s.session_id} basePath="/inbox" onBack={() => {}} actions={{ current: null }} onChanged={() => {}} />
+      </I18nProvider>,
+      fakeApp(),
+    )
+    await vi.waitFor(() => expect(page.host.querySelector('#mail-m1')).not.toBeNull())
+    return page
+  }
+
+  it('lists the delegated sessions with their own rounds and links each', async () => {
+    m = await openWith({ ...session, delegations: [sub, { ...sub, session_id: 's3', alias: 'sub-u', budget_max: 0, used_rounds: 1 }] })
+    const lines = [...m.host.querySelectorAll('[data-testid="delegation"]')]
+    expect(lines.map((l) => l.textContent)).toEqual(['delegated to pi: sub-t (2/20 rounds)', 'delegated to pi: sub-u (1 rounds, no limit)'])
+    expect(lines[0].getAttribute('data-session-id')).toBe('s2')
+    expect(m.host.querySelector('[data-testid="deleg-origin"]')).toBeNull()
+  })
+
+  it('links a delegated session to its origin, in Chinese too', async () => {
+    m = await openWith({ ...session, session_id: 's2', origin_session_id: 's0', origin })
+    expect(m.host.querySelector('[data-testid="deleg-origin"]')?.textContent).toBe('Delegated from clean-build')
+    m.unmount()
+    m = await openWith({ ...session, session_id: 's2', origin_session_id: 's0', origin, delegations: [sub] }, 'zh')
+    expect(m.host.querySelector('[data-testid="deleg-origin"]')?.textContent).toBe('委派自 clean-build')
+    expect(m.host.querySelector('[data-testid="delegation"]')?.textContent).toBe('已委派给 pi：sub-t（2/20 轮）')
+    save('lang', 'en')
+  })
+
+  it('shows no delegation line for a session without any', async () => {
+    m = await openWith(session)
+    expect(m.host.querySelector('[data-testid="delegations"]')).toBeNull()
+    expect(m.host.querySelector('[data-testid="deleg-origin"]')).toBeNull()
   })
 })
