@@ -18,9 +18,15 @@ func timeText(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04")
 }
 
-// oneLine flattens s to one line of at most n runes, with "…" when cut.
+// maxSubjectRunes bounds a subject or file name printed in full: one line,
+// control characters replaced (printable), so that a hostile mail cannot
+// forge a line of the CLI's own or send escapes to the terminal.
+const maxSubjectRunes = 998
+
+// oneLine flattens s to one line of at most n runes, with "…" when cut;
+// control characters become U+FFFD first (printable).
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(printable(s)), " ")
 	r := []rune(s)
 	if len(r) > n {
 		return string(r[:n-1]) + "…"
@@ -111,12 +117,12 @@ func printMail(w io.Writer, m *client.Mail, chain *sessionChain) {
 		fmt.Fprintf(w, "Type:     %s\n", m.MailType)
 	}
 	printMailOptions(w, m) // coordination.go
-	fmt.Fprintf(w, "Subject:  %s\n", m.Subject)
+	fmt.Fprintf(w, "Subject:  %s\n", oneLine(m.Subject, maxSubjectRunes))
 	for i, a := range m.Attachments {
 		if i == 0 {
 			fmt.Fprintln(w, "Attachments:")
 		}
-		fmt.Fprintf(w, "  %s  %s (%s)\n", a.AttachmentID, a.Filename, sizeText(a.Size))
+		fmt.Fprintf(w, "  %s  %s (%s)\n", a.AttachmentID, oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size))
 	}
 	if p := m.Permission; p != nil {
 		fmt.Fprintf(w, "Permission: %s\n", p.Status)

@@ -162,7 +162,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 			}
 			fmt.Fprintf(env.Stdout, "Session %s (%s, budget %s)\n", session, state, budgetText(res.BudgetRemaining, res.BudgetMax))
 			for _, a := range uploaded {
-				fmt.Fprintf(env.Stdout, "Attached %s (%s) as %s\n", a.Filename, sizeText(a.Size), a.AttachmentID)
+				fmt.Fprintf(env.Stdout, "Attached %s (%s) as %s\n", oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size), a.AttachmentID)
 			}
 			if res.Status != "" && res.Status != "sent" {
 				fmt.Fprintf(env.Stdout, "Status: %s\n", res.Status)

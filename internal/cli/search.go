@@ -61,7 +61,7 @@ in «». Queries are at most 200 characters.`,
 				}
 				fmt.Fprintf(env.Stdout, "%s %s  %s  %s  %s\n    %s\n", mark, m.MailID, timeText(m.CreatedAt), m.FromName, m.SessionAlias,
 					oneLine(spansText(h.Subject), 100))
-				if s := strings.TrimSpace(spansText(h.Snippet)); s != "" {
+				if s := strings.TrimSpace(printable(spansText(h.Snippet))); s != "" {
 					fmt.Fprintf(env.Stdout, "    %s\n", s)
 				}
 			}
