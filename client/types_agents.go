@@ -32,6 +32,12 @@ type Agent struct {
 	// its recent turns all failed, or its start-up check found a cause
 	// (issue 18 point 1): the page shows "online, failing: <reason>".
 	Failing *AgentFailing `json:"failing,omitempty"`
+	// BridgeVersion and PlatformVersion are the build fingerprint the
+	// agent's bridge last reported in its heartbeat (seed 004 sections 3
+	// and 7): the agentmail build and the platform's own `--version`
+	// answer; absent until a bridge reported them.
+	BridgeVersion   string `json:"bridge_version,omitempty"`
+	PlatformVersion string `json:"platform_version,omitempty"`
 }
 
 // Causes of AgentFailing and AgentHealth: what the failures point to, each
@@ -114,7 +120,16 @@ type HeartbeatRequest struct {
 	// Health is the bridge's report of its recent turns (issue 18 point
 	// 1); omitted keeps what the gateway has.
 	Health *AgentHealth `json:"health,omitempty"`
+	// BridgeVersion is the bridge's own build (`agentmail --version`) and
+	// PlatformVersion the platform program's `--version` answer (seed 004
+	// section 3, the build fingerprint); each at most MaxVersionText
+	// characters, omitted keeps what the gateway has.
+	BridgeVersion   string `json:"bridge_version,omitempty"`
+	PlatformVersion string `json:"platform_version,omitempty"`
 }
+
+// MaxVersionText bounds HeartbeatRequest's version fields, in characters.
+const MaxVersionText = 200
 
 // AgentStats is part of HeartbeatResponse.
 type AgentStats struct {

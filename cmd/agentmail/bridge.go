@@ -201,6 +201,7 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 	c := client.New(settings.GatewayURL, client.WithToken(key), client.WithUserAgent("agentmail-bridge/"+bridgeFlags.platform))
 	b, err := bridge.New(bridge.Config{
 		Adapter:    adapter,
+		Version:    buildVersion(),
 		Gateway:    c,
 		Subscribe:  streamSubscriber(c),
 		Settings:   settings,

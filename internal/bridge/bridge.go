@@ -52,6 +52,10 @@ type Config struct {
 	// Sandbox confines the platform's processes (see Env.Command); nil runs
 	// them unconfined.
 	Sandbox Sandbox
+	// Version is the bridge's own build (`agentmail --version`), sent in
+	// every heartbeat with the platform's version (seed 004 section 3);
+	// "" sends none.
+	Version string
 	// MaxTurns caps the turns running at once; 0 means DefaultMaxTurns.
 	MaxTurns int
 	// HeartbeatInterval is the heartbeat period; 0 means 30 s.
@@ -84,7 +88,9 @@ type Bridge struct {
 	slots     *slots
 	perms     *permissions
 	health    healthState // recent turns and the start-up check (health.go)
-	ctl       *runControl
+	// platformVersion is the start-up check's `--version` answer (under mu).
+	platformVersion string
+	ctl             *runControl
 
 	mu           sync.Mutex
 	agentName    string

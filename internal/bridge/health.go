@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/agentmail/agentmail/client"
 )
@@ -123,6 +124,9 @@ func (b *Bridge) checkPlatform(ctx context.Context, env Env) {
 			return
 		}
 		b.log.Info(fmt.Sprintf("platform %s %s", name, version), "bin", env.Bin)
+		b.mu.Lock()
+		b.platformVersion = versionText(version)
+		b.mu.Unlock()
 	}
 	if c, ok := b.adapter.(SignInChecker); ok {
 		if problem := c.SignInProblem(ctx); problem != "" {
@@ -168,6 +172,21 @@ func platformVersion(ctx context.Context, env Env) (string, error) {
 		v = firstLine(errb.String())
 	}
 	return v, nil
+}
+
+// versionText makes a version answer fit the heartbeat: control characters
+// dropped, at most client.MaxVersionText characters.
+func versionText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, firstLine(s))
+	if r := []rune(s); len(r) > client.MaxVersionText {
+		s = string(r[:client.MaxVersionText])
+	}
+	return s
 }
 
 func firstLine(s string) string {

@@ -3,6 +3,8 @@ package bridge_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,5 +116,53 @@ func TestE2EClaudeNotSignedInIsFoundAtStart(t *testing.T) {
 	if m.Subject != "Failed: Say hello" || !strings.HasPrefix(todo, "**What to do:** sign the platform in on the agent's machine") ||
 		!strings.Contains(todo, "ANTHROPIC_API_KEY") {
 		t.Fatalf("failure report:\n%s\n%s", m.Subject, m.Body)
+	}
+}
+
+// Seed 004 sections 3 and 7 (issue 16 item 7): the build fingerprint. The
+// bridge's heartbeat carries its own version and the platform program's
+// `--version` answer from the start-up check; GET /api/v1/agents (the Agents
+// page) shows both. A version that is not one plain line is refused.
+func TestE2EHeartbeatCarriesTheBuildFingerprint(t *testing.T) {
+	g := startGateway(t)
+	bin := filepath.Join(t.TempDir(), "fakeplatform")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'fakeplatform 1.2.3 (build 42)'\necho 'second line'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	startE2EBridge(t, g, fakeadapter.New(), func(c *bridge.Config) {
+		c.HeartbeatInterval = 50 * time.Millisecond
+		c.Version = "agentmail v9.9.9-test"
+		c.Bin = bin
+	}, nil)
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := g.Admin.Agents(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bot client.Agent
+		for _, a := range l.Agents {
+			if a.Name == "bot" {
+				bot = a
+			}
+		}
+		if bot.BridgeVersion == "agentmail v9.9.9-test" && bot.PlatformVersion == "fakeplatform 1.2.3 (build 42)" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agent bot lists bridge_version %q, platform_version %q", bot.BridgeVersion, bot.PlatformVersion)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	agent := client.New(g.URL, client.WithToken(g.botKey))
+	for field, req := range map[string]client.HeartbeatRequest{
+		"platform_version": {PlatformVersion: "1.0\x1b[2J"},
+		"bridge_version":   {BridgeVersion: strings.Repeat("v", client.MaxVersionText+1)},
+	} {
+		_, err := agent.Heartbeat(context.Background(), req)
+		var ae *client.APIError
+		if !errors.As(err, &ae) || ae.Status != 400 || ae.Body.Field != field {
+			t.Fatalf("heartbeat with a bad %s: %v, want 400 on the field", field, err)
+		}
 	}
 }

@@ -54,7 +54,10 @@ func (b *Bridge) heartbeat(ctx context.Context, firstBeat chan<- int) {
 // omits the field (N-7, D-4) and a really empty one sends [].
 func (b *Bridge) heartbeatBody(ctx context.Context) client.HeartbeatRequest {
 	health := b.health.report() // health.go
-	req := client.HeartbeatRequest{Health: &health}
+	req := client.HeartbeatRequest{Health: &health, BridgeVersion: versionText(b.cfg.Version)}
+	b.mu.Lock()
+	req.PlatformVersion = b.platformVersion
+	b.mu.Unlock()
 	if b.caps.ListModels {
 		lctx, cancel := context.WithTimeout(ctx, listTimeout)
 		models, err := b.adapter.ListModels(lctx)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
@@ -25,11 +27,26 @@ func (s *Service) AgentView(a store.AgentRow) client.Agent {
 		st = StatusOnline
 	}
 	out := client.Agent{Name: a.Name, Platform: a.Platform, Status: st, LastSeen: a.LastSeen,
-		DefaultRounds: a.DefaultRounds, RegisteredAt: a.RegisteredAt}
+		DefaultRounds: a.DefaultRounds, RegisteredAt: a.RegisteredAt, BridgeVersion: a.BridgeVersion, PlatformVersion: a.PlatformVersion}
 	if st == StatusOnline && a.FailingCause != "" {
 		out.Failing = &client.AgentFailing{Cause: a.FailingCause, Reason: a.FailingReason, Detail: a.FailingDetail}
 	}
 	return out
+}
+
+// checkVersionText refuses a heartbeat version that people could not read
+// as one plain line: longer than client.MaxVersionText characters or with
+// a control character (400 on the field).
+func checkVersionText(field, v string) error {
+	if utf8.RuneCountInString(v) > client.MaxVersionText {
+		return Invalid(field, fmt.Sprintf("%s is longer than %d characters", field, client.MaxVersionText), "send the first line of the version only")
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return Invalid(field, field+" holds a control character", "send the version as one line of plain text")
+		}
+	}
+	return nil
 }
 
 // MaxHealthReason bounds AgentHealth.Reason as stored, in characters.
@@ -126,10 +143,20 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 			return nil, err
 		}
 	}
+	for field, v := range map[string]string{"bridge_version": req.BridgeVersion, "platform_version": req.PlatformVersion} {
+		if err := checkVersionText(field, v); err != nil {
+			return nil, err
+		}
+	}
 	resp := &client.HeartbeatResponse{Status: "ok", AllowedModels: []client.ModelRef{}}
 	err := s.Write(ctx, func(tx *Tx) error {
 		if err := tx.TouchAgent(ctx, p.Name, tx.Now); err != nil {
 			return err
+		}
+		if req.BridgeVersion != "" || req.PlatformVersion != "" {
+			if err := tx.SetAgentVersions(ctx, p.Name, req.BridgeVersion, req.PlatformVersion); err != nil {
+				return err
+			}
 		}
 		if req.Health != nil {
 			if err := tx.SetAgentHealth(ctx, p.Name, health.Cause, health.Reason, health.Detail); err != nil {

@@ -23,20 +23,24 @@ type AgentRow struct {
 	FailingCause  string
 	FailingReason string
 	FailingDetail string
+	// BridgeVersion and PlatformVersion are the heartbeat's build
+	// fingerprint (migration 0039); only SetAgentVersions writes them.
+	BridgeVersion   string
+	PlatformVersion string
 }
 
 const agentCols = `name, platform, workspaces, default_rounds, registered_at, last_seen, sent_total, models_restricted, created_at`
 
 // agentReadCols are agentCols plus the health columns, which only
 // SetAgentHealth writes.
-const agentReadCols = agentCols + `, failing_cause, failing_reason, failing_detail`
+const agentReadCols = agentCols + `, failing_cause, failing_reason, failing_detail, bridge_version, platform_version`
 
 func scanAgent(sc interface{ Scan(...any) error }) (AgentRow, error) {
 	var a AgentRow
 	var reg, seen sql.NullInt64
 	var created int64
 	err := sc.Scan(&a.Name, &a.Platform, &a.Workspaces, &a.DefaultRounds, &reg, &seen, &a.SentTotal, &a.ModelsRestricted, &created,
-		&a.FailingCause, &a.FailingReason, &a.FailingDetail)
+		&a.FailingCause, &a.FailingReason, &a.FailingDetail, &a.BridgeVersion, &a.PlatformVersion)
 	a.RegisteredAt, a.LastSeen, a.CreatedAt = TimePtr(reg), TimePtr(seen), FromMillis(created)
 	return a, err
 }
@@ -93,6 +97,16 @@ func (q *Q) TouchAgent(ctx context.Context, name string, now time.Time) error {
 // SetAgentHealth stores the bridge's health report: cause "" clears it.
 func (q *Q) SetAgentHealth(ctx context.Context, name, cause, reason, detail string) error {
 	_, err := q.Exec(ctx, `UPDATE agents SET failing_cause = ?, failing_reason = ?, failing_detail = ? WHERE name = ?`, cause, reason, detail, name)
+	return err
+}
+
+// SetAgentVersions stores the bridge's and the platform's versions from a
+// heartbeat; an empty value keeps the stored one.
+func (q *Q) SetAgentVersions(ctx context.Context, name, bridgeVersion, platformVersion string) error {
+	_, err := q.Exec(ctx, `UPDATE agents SET
+		bridge_version = CASE WHEN ? = '' THEN bridge_version ELSE ? END,
+		platform_version = CASE WHEN ? = '' THEN platform_version ELSE ? END WHERE name = ?`,
+		bridgeVersion, bridgeVersion, platformVersion, platformVersion, name)
 	return err
 }
 

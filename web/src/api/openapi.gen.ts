@@ -2098,12 +2098,14 @@ export interface components {
             mails: components["schemas"]["AckWaiting"][];
         };
         Agent: {
+            bridge_version?: string;
             default_rounds: number;
             failing?: components["schemas"]["AgentFailing"] | null;
             /** Format: date-time */
             last_seen?: string | null;
             name: string;
             platform: string;
+            platform_version?: string;
             /** Format: date-time */
             registered_at?: string | null;
             /** @enum {string} */
@@ -2111,6 +2113,7 @@ export interface components {
         };
         AgentDetail: {
             allowed_models: components["schemas"]["ModelRef"][];
+            bridge_version?: string;
             default_rounds: number;
             failing?: components["schemas"]["AgentFailing"] | null;
             /** Format: date-time */
@@ -2120,6 +2123,7 @@ export interface components {
             name: string;
             platform: string;
             platform_sessions: components["schemas"]["PlatformSession"][];
+            platform_version?: string;
             /** Format: date-time */
             registered_at?: string | null;
             sessions: components["schemas"]["Session"][];
@@ -2285,9 +2289,11 @@ export interface components {
             grants: components["schemas"]["Grant"][];
         };
         HeartbeatRequest: {
+            bridge_version?: string;
             health?: components["schemas"]["AgentHealth"] | null;
             models?: components["schemas"]["Model"][] | null;
             platform_sessions?: components["schemas"]["PlatformSessionInput"][] | null;
+            platform_version?: string;
         };
         HeartbeatResponse: {
             allowed_models: components["schemas"]["ModelRef"][];

@@ -248,6 +248,7 @@ export const en = {
   'agents.online': 'online',
   'agents.offline': 'offline',
   'agents.onlineFailing': 'online, failing',
+  'agents.versions': 'bridge {bridge} · {platform}',
   'agents.failing.not_signed_in': 'the platform is not signed in. Sign it in on the agent\'s machine (Claude Code: run claude there and type /login) or set its API key (ANTHROPIC_API_KEY), then send the mail again',
   'agents.failing.no_cli': 'the platform\'s program is missing or does not run. Install it on the agent\'s machine and restart the bridge',
   'agents.failing.no_directory': 'the mails\' working directory does not exist on the agent\'s machine. Write to a directory that exists there (for example name@$PWD.new typed in a shell on that machine)',

@@ -247,6 +247,7 @@ export const zh: Record<MsgKey, string> = {
   'agents.online': '在线',
   'agents.offline': '离线',
   'agents.onlineFailing': '在线，但处理失败',
+  'agents.versions': '桥接程序 {bridge} · {platform}',
   'agents.failing.not_signed_in': '该平台尚未登录。请在智能体所在的机器上登录（Claude Code：在那台机器上运行 claude 并输入 /login），或设置它的 API 密钥（ANTHROPIC_API_KEY），然后重新发送邮件',
   'agents.failing.no_cli': '该平台的命令行程序缺失或无法运行。请在智能体所在的机器上安装它，并重启桥接程序',
   'agents.failing.no_directory': '邮件的工作目录在智能体所在的机器上不存在。请写信到那台机器上已有的目录（例如在那台机器的终端里写 name@$PWD.new）',

@@ -36,6 +36,17 @@ export function FailingReason({ a }: { a: Agent }) {
   )
 }
 
+/** Versions is the build fingerprint the agent's bridge last reported (seed 004 section 3): its own build and the platform's version. */
+export function Versions({ a }: { a: Agent }) {
+  const { t } = useI18n()
+  if (!a.bridge_version && !a.platform_version) return null
+  return (
+    <span className="break-all text-xs text-slate-500" data-testid="agent-versions">
+      {t('agents.versions', { bridge: a.bridge_version || '—', platform: a.platform_version || '—' })}
+    </span>
+  )
+}
+
 /** Agents lists every agent with online/offline, last seen and platform. */
 export function Agents() {
   const { t, locale } = useI18n()
@@ -67,6 +78,7 @@ export function Agents() {
                 <span className="text-xs text-slate-600">
                   {t('agents.platform')}: {a.platform || '—'}
                 </span>
+                <Versions a={a} />
                 <span className="text-xs text-slate-500">{a.last_seen ? t('agents.lastSeen', { when: formatWhen(a.last_seen, locale) }) : t('agents.neverSeen')}</span>
               </a>
             </li>
@@ -108,6 +120,7 @@ export function AgentPage({ name }: { name: string }) {
             <span className="basis-full">
               <FailingReason a={a} />
             </span>
+            <Versions a={a} />
             <Button variant="primary" className="ml-auto" onClick={() => openCompose({ mode: 'new', to: `${a.name}@` })}>
               {t('agents.write', { name: a.name })}
             </Button>
