@@ -210,9 +210,9 @@ func (e *Env) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// Commands returns the people's commands, ready to be added to the root
-// command: login, logout, send, inbox, show, tree, approve, deny, watch and
-// keys.
+// Commands returns every people's command, ready to be added to the root
+// command; cmd/agentmail registers exactly this list, so a command missing
+// here is missing from the binary.
 func Commands(env *Env) []*cobra.Command {
 	return []*cobra.Command{
 		NewLoginCommand(env), NewLogoutCommand(env), NewSendCommand(env), NewInboxCommand(env),
@@ -220,6 +220,7 @@ func Commands(env *Env) []*cobra.Command {
 		NewWatchCommand(env), NewKeysCommand(env),
 		NewAckCommand(env), NewAcksCommand(env), NewReservationsCommand(env), NewGuardCommand(env), // coordination.go, guard.go
 		NewRunsCommand(env), NewStopCommand(env), // runs.go
+		NewSearchCommand(env), NewExportCommand(env), NewPasswdCommand(env), // search.go, export.go, passwd.go
 	}
 }
 

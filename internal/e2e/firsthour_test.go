@@ -85,6 +85,15 @@ func TestNewcomerCommands(t *testing.T) {
 	if r = runCLI(t, home, "", "__complete", "bridge", "--platform", ""); r.code != 0 || !strings.Contains(r.stdout, "claude\n") || !strings.Contains(r.stdout, "opencode\n") {
 		t.Fatalf("completion of --platform: exit %d, %q", r.code, r.stdout)
 	}
+	// Every people's command is a command of the binary (cli.Commands is the one list).
+	for _, c := range []string{"runs", "stop", "search", "export", "passwd", "ack", "acks", "reservations", "guard"} {
+		if r = runCLI(t, home, "", c, "--help"); r.code != 0 || !strings.Contains(r.stdout, "agentmail "+c+" ") {
+			t.Errorf("%s --help: exit %d, %q", c, r.code, r.stderr)
+		}
+	}
+	if r = runCLI(t, home, "", "runs"); r.code != 0 {
+		t.Errorf("runs: exit %d, %q", r.code, r.stderr)
+	}
 	for _, c := range []string{"backup", "bench", "mcp", "completion", "passwd"} {
 		if r = runCLI(t, home, "", c, "--help"); !strings.Contains(r.stdout, "Exit codes: 0") {
 			t.Errorf("%s --help has no exit-code table:\n%s", c, r.stdout)
