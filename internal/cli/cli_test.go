@@ -675,12 +675,12 @@ func TestWatchPrintsMailAndPermissionRequestsAndResumes(t *testing.T) {
 // A hostile subject, file name or body reaches the terminal as one line of
 // plain text: no escape sequence, no forged line of the CLI's own.
 func TestPrintMailKeepsTerminalEscapesOut(t *testing.T) {
-	m := &client.Mail{MailID: "m1", FromName: "mallory", Subject: "hi\x1b[2J\nPermission: approved\r",
+	m := &client.Mail{MailID: "m1", FromName: "mallory", Subject: "hi\x1b[2J\nPermission: approved\r report\u202Etxt.exe",
 		Body: "body \x1b]0;title\x07 text", Attachments: []client.Attachment{{AttachmentID: "a1", Filename: "x\x1b[31m.txt", Size: 3}}}
 	var b strings.Builder
 	printMail(&b, m, nil)
 	out := b.String()
-	if strings.ContainsAny(out, "\x1b\x07\r") {
+	if strings.ContainsAny(out, "\x1b\x07\r\u202E") {
 		t.Fatalf("control characters reached the output: %q", out)
 	}
 	if strings.Contains(out, "\nPermission: approved") {

@@ -81,7 +81,9 @@ func NewExportCommand(env *Env) *cobra.Command {
 mail with its sender, recipients, date and body, permission requests with their
 decisions, and the attachments as files beside it. A second run writes only what is
 new since the first (the sessions that got mail). With --git, DIR is a git
-repository and each run that wrote something is one commit. An admin may add --all
+repository and each run that wrote something is one commit of the export's own files
+(sessions/ and .agentmail-export.json; other files are left alone); when the commit
+fails, the next run writes and commits the same mails again. An admin may add --all
 to export every conversation on the gateway.`,
 		Example: `  agentmail export --out ~/mail-archive --git`,
 		Args:    noArgs,
@@ -93,19 +95,24 @@ to export every conversation on the gateway.`,
 			if err != nil {
 				return err
 			}
-			n, sessions, err := runExport(cmd.Context(), c, out, all)
+			n, sessions, restore, err := runExport(cmd.Context(), c, out, all)
 			if err != nil {
 				return err
 			}
 			if useGit {
 				if err := commitExport(cmd.Context(), out, n); err != nil {
+					// The next run exports the same mails again (they are
+					// merged, not doubled) and commits them.
+					if rerr := restore(); rerr != nil {
+						return fmt.Errorf("%w; the export position could not be put back either: %v", err, rerr)
+					}
 					return err
 				}
 			}
 			if n == 0 {
 				fmt.Fprintf(env.Stdout, "Nothing new since the last export into %s.\n", out)
 			} else {
-				fmt.Fprintf(env.Stdout, "Wrote %d new mails in %d sessions into %s.\n", n, sessions, out)
+				fmt.Fprintf(env.Stdout, "Wrote %s in %s into %s.\n", countText(n, "new mail", "new mails"), countText(sessions, "session", "sessions"), out)
 			}
 			return nil
 		},
@@ -118,31 +125,49 @@ to export every conversation on the gateway.`,
 
 // runExport fetches the mails after the stored cursor and rewrites the
 // files of the sessions they belong to; it answers how many mails and
-// sessions it wrote.
-func runExport(ctx context.Context, c *client.Client, dir string, all bool) (int, int, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o755); err != nil {
-		return 0, 0, err
+// sessions it wrote, and restore, which puts the previous export position
+// back (for a run whose commit failed).
+func runExport(ctx context.Context, c *client.Client, dir string, all bool) (int, int, func() error, error) {
+	n, sessions, prev, err := exportInto(ctx, c, dir, all)
+	statePath := filepath.Join(dir, exportStateFile)
+	restore := func() error {
+		if prev == nil {
+			return os.Remove(statePath)
+		}
+		return os.WriteFile(statePath, prev, 0o644)
 	}
-	statePath := filepath.Join(dir, ".agentmail-export.json")
+	return n, sessions, restore, err
+}
+
+// exportStateFile is the export position's file in DIR.
+const exportStateFile = ".agentmail-export.json"
+
+// exportInto is runExport's work; prev is the state file as it was (nil
+// when there was none).
+func exportInto(ctx context.Context, c *client.Client, dir string, all bool) (n, written int, prev []byte, err error) {
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o755); err != nil {
+		return 0, 0, nil, err
+	}
+	statePath := filepath.Join(dir, exportStateFile)
 	var st exportState
 	if b, err := os.ReadFile(statePath); err == nil {
+		prev = b
 		if err := json.Unmarshal(b, &st); err != nil {
-			return 0, 0, fmt.Errorf("export: %s is not an export state file: %w", statePath, err)
+			return 0, 0, prev, fmt.Errorf("export: %s is not an export state file: %w", statePath, err)
 		}
 		if st.All != all {
-			return 0, 0, usageErr("export: %s was exported %s; run with the same --all, or choose another --out", dir, map[bool]string{true: "with --all", false: "without --all"}[st.All])
+			return 0, 0, prev, usageErr("export: %s was exported %s; run with the same --all, or choose another --out", dir, map[bool]string{true: "with --all", false: "without --all"}[st.All])
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return 0, 0, err
+		return 0, 0, prev, err
 	}
 	st.All = all
 	newMails := map[string][]client.Mail{}
 	sessions := map[string]client.Session{}
-	n := 0
 	for {
 		page, err := c.MeExport(ctx, client.ExportQuery{After: st.Cursor, Limit: 500, All: all})
 		if err != nil {
-			return 0, 0, apiErr("export", err)
+			return 0, 0, prev, apiErr("export", err)
 		}
 		for _, s := range page.Sessions {
 			sessions[s.SessionID] = s
@@ -163,14 +188,14 @@ func runExport(ctx context.Context, c *client.Client, dir string, all bool) (int
 	sort.Strings(ids)
 	for _, id := range ids {
 		if err := writeSession(ctx, c, dir, all, sessions[id], newMails[id]); err != nil {
-			return 0, 0, err
+			return 0, 0, prev, err
 		}
 	}
 	b, _ := json.MarshalIndent(st, "", "  ")
 	if err := os.WriteFile(statePath, append(b, '\n'), 0o644); err != nil {
-		return 0, 0, err
+		return 0, 0, prev, err
 	}
-	return n, len(ids), nil
+	return n, len(ids), prev, nil
 }
 
 // writeSession merges the new mails into the session's file (mails already
@@ -226,7 +251,7 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 	fm("last_activity", s.LastActivity)
 	fm("mails", len(list))
 	b.WriteString("---\n\n")
-	fmt.Fprintf(&b, "# %s (%s)\n\n", oneLine(s.Subject, 200), s.Alias)
+	fmt.Fprintf(&b, "# %s (%s)\n\n", markdownText(oneLine(s.Subject, 200)), markdownText(s.Alias))
 	for _, m := range list {
 		files := map[string]string{}
 		var trailer strings.Builder
@@ -237,10 +262,10 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 			if err := downloadOnce(ctx, c, all, a.AttachmentID, filepath.Join(dir, "sessions", attDir, name)); err != nil {
 				return err
 			}
-			fmt.Fprintf(&trailer, "- Attachment: [%s](<%s>) (%d bytes)\n", oneLine(a.Filename, 200), fileRel, a.Size)
+			fmt.Fprintf(&trailer, "- Attachment: [%s](<%s>) (%d bytes)\n", markdownText(oneLine(a.Filename, 200)), fileRel, a.Size)
 		}
 		if p := m.Permission; p != nil {
-			fmt.Fprintf(&trailer, "- Permission request: %s — %s", oneLine(p.Question, 200), p.Status)
+			fmt.Fprintf(&trailer, "- Permission request: %s — %s", markdownText(oneLine(p.Question, 200)), p.Status)
 			if p.DecidedBy != "" {
 				fmt.Fprintf(&trailer, " by %s", p.DecidedBy)
 			}
@@ -253,7 +278,7 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 		for _, r := range m.Recipients {
 			to = append(to, r.Name)
 		}
-		header := fmt.Sprintf("## %s — %s → %s: %s\n\n", m.CreatedAt.UTC().Format(time.RFC3339), m.FromName, strings.Join(to, ", "), oneLine(m.Subject, 200))
+		header := fmt.Sprintf("## %s — %s → %s: %s\n\n", m.CreatedAt.UTC().Format(time.RFC3339), m.FromName, strings.Join(to, ", "), markdownText(oneLine(m.Subject, 200)))
 		body, added := m.Body, false
 		if !strings.HasSuffix(body, "\n") {
 			body, added = body+"\n", true
@@ -350,34 +375,54 @@ func safeName(s string) string {
 }
 
 // commitExport makes DIR a git repository when it is not one and commits
-// what the run wrote (nothing when nothing changed).
+// what the run wrote: the export's own files only (sessions/ and the state
+// file), so that other files of a repository the export lives in, staged or
+// not, stay as they were. Nothing is committed when nothing changed.
 func commitExport(ctx context.Context, dir string, n int) error {
-	git := func(args ...string) (string, error) {
+	own := []string{"--", "sessions", exportStateFile}
+	git := func(what string, args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return string(out), fmt.Errorf("export: git %s: %v\n%s", strings.Join(args, " "), err, out)
+			return string(out), fmt.Errorf("export: git could not %s in %s (%v): %s", what, dir, err, strings.TrimSpace(string(out)))
 		}
 		return string(out), nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git")); errors.Is(err, os.ErrNotExist) {
-		if _, err := git("init", "-q"); err != nil {
+		if _, err := git("create a repository", "init", "-q"); err != nil {
 			return err
 		}
 	}
-	if _, err := git("add", "-A"); err != nil {
+	if _, err := git("add the export's files", append([]string{"add"}, own...)...); err != nil {
 		return err
 	}
-	status, err := git("status", "--porcelain")
+	status, err := git("read the status", append([]string{"status", "--porcelain"}, own...)...)
 	if err != nil || strings.TrimSpace(status) == "" {
 		return err
 	}
 	var ident []string
-	if name, _ := git("config", "user.email"); strings.TrimSpace(name) == "" {
+	if name, _ := git("read user.email", "config", "user.email"); strings.TrimSpace(name) == "" {
 		ident = []string{"-c", "user.name=agentmail export", "-c", "user.email=export@agentmail.invalid"}
 	}
-	_, err = git(append(ident, "commit", "-q", "-m", fmt.Sprintf("agentmail export %s: %d new mails", time.Now().UTC().Format(time.RFC3339), n))...)
+	msg := fmt.Sprintf("agentmail export %s: %s", time.Now().UTC().Format(time.RFC3339), countText(n, "new mail", "new mails"))
+	_, err = git("commit", append(append(ident, "commit", "-q", "-m", msg), own...)...)
 	return err
+}
+
+// countText is "1 new mail", "2 new mails".
+func countText(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// markdownText escapes the text the exporter writes into headings and list
+// items (subjects, file names, questions) so that a hostile subject such as
+// "<img onerror=…>" is shown as text by a Markdown renderer, never as HTML.
+// Mail bodies stay exactly as written.
+func markdownText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // ReadExport reads every session file of an export directory back.

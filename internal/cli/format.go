@@ -173,13 +173,21 @@ func printAgentWords(w io.Writer, text string) {
 
 // printable replaces control characters other than newline and tab (the
 // terminal escapes that could move the cursor, clear lines or recolour
-// text) with U+FFFD, so that text from a mail cannot overwrite what the CLI
-// printed above it.
+// text) and the Unicode bidirectional controls (which make "txt.exe" read
+// as "exe.txt") with U+FFFD, so that text from a mail cannot overwrite
+// what the CLI printed above it or show other words than it holds.
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) && !isBidiControl(r) {
 			return r
 		}
 		return '\uFFFD'
 	}, strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// isBidiControl tells the Unicode bidirectional formatting characters:
+// the embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069,
+// and the marks U+200E, U+200F and U+061C.
+func isBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || r == 0x200E || r == 0x200F || r == 0x061C
 }

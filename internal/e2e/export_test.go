@@ -120,17 +120,56 @@ func TestExportRoundTripOverTheBinary(t *testing.T) {
 	if n := count(out); n != "1" {
 		t.Fatalf("commits after a run with nothing new: %s", n)
 	}
-	other, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "another", Body: "more"})
+	other, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "another <img src=x onerror=alert(1)>", Body: "more"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantContains(t, "third export", export(cliEnv, "--git"), "Wrote 1 new mails in 1 sessions")
+	// The person's own files in the repository are not the export's to commit.
+	for _, name := range []string{"notes.txt", "staged.txt"} {
+		if err := os.WriteFile(filepath.Join(out, name), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.run(out, nil, "git", "add", "staged.txt")
+	wantContains(t, "third export", export(cliEnv, "--git"), "Wrote 1 new mail in 1 session into")
 	if n := count(out); n != "2" {
 		t.Fatalf("commits after the third run: %s", n)
 	}
 	changed, _ := e.run(out, nil, "git", "diff", "--name-only", "HEAD~1", "HEAD")
-	if want := "sessions/" + other.SessionID + ".md"; !strings.Contains(changed, want) || strings.Contains(changed, first.SessionID) {
+	if want := "sessions/" + other.SessionID + ".md"; !strings.Contains(changed, want) || strings.Contains(changed, first.SessionID) ||
+		strings.Contains(changed, "notes.txt") || strings.Contains(changed, "staged.txt") {
 		t.Errorf("the third run changed %q, want only %s", changed, want)
+	}
+	if staged, _ := e.run(out, nil, "git", "diff", "--cached", "--name-only"); strings.TrimSpace(staged) != "staged.txt" {
+		t.Errorf("the person's staged files after the export: %q, want staged.txt still staged", staged)
+	}
+	// A subject's markup is text in the headings the exporter writes.
+	md, err := os.ReadFile(filepath.Join(out, "sessions", other.SessionID+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := string(md[strings.Index(string(md), "\n---\n"):]); strings.Contains(body, "<img") || !strings.Contains(body, "&lt;img src=x onerror=alert(1)&gt;") {
+		t.Errorf("the subject's markup in the headings:\n%s", md)
+	}
+
+	// A commit that fails (a refusing pre-commit hook) keeps the mails for
+	// the next run, which commits them once the hook is gone.
+	hook := filepath.Join(out, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho refused by the hook >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "after the hook", Body: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	if text, code := e.run(e.repo, cliEnv, e.bin, "export", "--out", out, "--git"); code == 0 || !strings.Contains(text, "refused by the hook") {
+		t.Fatalf("export with a refusing hook: exit %d\n%s", code, text)
+	}
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "export after the hook is gone", export(cliEnv, "--git"), "Wrote 1 new mail in 1 session into")
+	if n := count(out); n != "3" {
+		t.Fatalf("commits after the refused and the repeated run: %s", n)
 	}
 
 	// --all: refused for carol, everything for the admin.
