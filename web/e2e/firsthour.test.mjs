@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, Gateway, MAX_ATTACHMENT_BYTES, buildBinary, freePort, launchBrowser, tempDir, waitFor } from './harness.mjs'
+import { Api, Gateway, MAX_ATTACHMENT_BYTES, buildBinary, freePort, launchBrowser, signedInPage, tempDir, waitFor } from './harness.mjs'
 
 /** canMountTmpfs tells whether `unshare -rm` may mount a tmpfs here (a user and mount namespace). */
 function canMountTmpfs() {
@@ -39,15 +39,7 @@ before(async () => {
   await claude.post('/agent/register', { name: 'claude', platform: 'claude', workspaces: [] })
 
   browser = await launchBrowser()
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
-  page = await ctx.newPage()
-  page.setDefaultTimeout(20000)
-  page.on('pageerror', (e) => console.error('page error:', e.message))
-  await page.goto(gw.url + '/')
-  await page.getByLabel('Username').fill(ADMIN)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByTestId('nav-inbox').waitFor()
+  page = await signedInPage(browser, gw.url, ADMIN, PASSWORD)
 })
 
 after(async () => {

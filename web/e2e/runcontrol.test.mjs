@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, tempDir, waitFor } from './harness.mjs'
+import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, signedInPage, tempDir, waitFor } from './harness.mjs'
 
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-runs'
@@ -41,15 +41,7 @@ before(async () => {
   })
 
   browser = await launchBrowser()
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' })
-  page = await ctx.newPage()
-  page.setDefaultTimeout(20000)
-  page.on('pageerror', (e) => console.error('page error:', e.message))
-  await page.goto(gw.url + '/')
-  await page.getByLabel('Username').fill(ADMIN)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByTestId('nav-inbox').waitFor()
+  page = await signedInPage(browser, gw.url, ADMIN, PASSWORD)
 })
 
 after(async () => {
