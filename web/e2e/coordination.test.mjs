@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, signedInPage, tempDir, waitFor } from './harness.mjs'
+import { launchBrowser, screenshotDir, signedInPage, startWithAgent, waitFor } from './harness.mjs'
 
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-coord'
@@ -19,17 +19,8 @@ let work, ws, gw, browser, page, admin, pi, shots
 let urgentId, sessionId
 
 before(async () => {
-  work = tempDir('agentmail-e2e-coord-')
-  ws = tempDir('agentmail-ws-coord-')
-  const bin = buildBinary(work)
-  gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser: ADMIN, adminPassword: PASSWORD })
-  await gw.start()
+  ;({ work, ws, gw, admin, agent: pi } = await startWithAgent('coord', ADMIN, PASSWORD, 'pi'))
   shots = screenshotDir()
-  admin = new Api(gw.url)
-  await admin.login(ADMIN, PASSWORD)
-  const key = await admin.post('/admin/agent-keys', { agent_name: 'pi', lifecycle: 'permanent', label: 'e2e' })
-  pi = new Api(gw.url, { bearer: key.key_token })
-  await pi.post('/agent/register', { name: 'pi', platform: 'pi', workspaces: [{ name: 'work', path: ws }] })
 
   // The person opens a conversation with pi in the workspace; pi answers
   // urgently, asking for an acknowledgement, and reserves src/**.

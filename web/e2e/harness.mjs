@@ -213,3 +213,24 @@ export async function signedInPage(browser, url, username, password) {
   await page.getByTestId('nav-inbox').waitFor()
   return page
 }
+
+/**
+ * startWithAgent builds the binary, starts a gateway over a fresh data
+ * directory (folders named after prefix), signs the admin in over the API
+ * and registers the agent agentName with a new workspace folder. It answers
+ * { work, ws, gw, admin, agent }: the scratch folder, the workspace, the
+ * started Gateway, and Api clients for the admin and the agent.
+ */
+export async function startWithAgent(prefix, adminUser, adminPassword, agentName) {
+  const work = tempDir(`agentmail-e2e-${prefix}-`)
+  const ws = tempDir(`agentmail-ws-${prefix}-`)
+  const bin = buildBinary(work)
+  const gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser, adminPassword })
+  await gw.start()
+  const admin = new Api(gw.url)
+  await admin.login(adminUser, adminPassword)
+  const key = await admin.post('/admin/agent-keys', { agent_name: agentName, lifecycle: 'permanent', label: 'e2e' })
+  const agent = new Api(gw.url, { bearer: key.key_token })
+  await agent.post('/agent/register', { name: agentName, platform: agentName, workspaces: [{ name: 'work', path: ws }] })
+  return { work, ws, gw, admin, agent }
+}

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Api, Gateway, buildBinary, freePort, launchBrowser, screenshotDir, signedInPage, tempDir, waitFor } from './harness.mjs'
+import { launchBrowser, screenshotDir, signedInPage, startWithAgent, waitFor } from './harness.mjs'
 
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-runs'
@@ -21,17 +21,8 @@ let work, ws, gw, browser, page, admin, agent, shots, sessionId, mailId
 const RUN = 'run-e2e-1'
 
 before(async () => {
-  work = tempDir('agentmail-e2e-runs-')
-  ws = tempDir('agentmail-ws-runs-')
-  const bin = buildBinary(work)
-  gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser: ADMIN, adminPassword: PASSWORD })
-  await gw.start()
+  ;({ work, ws, gw, admin, agent } = await startWithAgent('runs', ADMIN, PASSWORD, 'claude'))
   shots = screenshotDir()
-  admin = new Api(gw.url)
-  await admin.login(ADMIN, PASSWORD)
-  const key = await admin.post('/admin/agent-keys', { agent_name: 'claude', lifecycle: 'permanent', label: 'e2e' })
-  agent = new Api(gw.url, { bearer: key.key_token })
-  await agent.post('/agent/register', { name: 'claude', platform: 'claude', workspaces: [{ name: 'work', path: ws }] })
   const opened = await admin.post('/me/mail/send', { to: `claude@${ws}.new`, subject: 'Refactor the parser', body: 'Go ahead.' })
   sessionId = opened.session_id
   mailId = opened.mail_id

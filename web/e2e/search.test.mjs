@@ -9,8 +9,7 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
-import { join } from 'node:path'
-import { Api, Gateway, buildBinary, freePort, launchBrowser, signedInPage, tempDir, waitFor } from './harness.mjs'
+import { Api, launchBrowser, signedInPage, startWithAgent, waitFor } from './harness.mjs'
 
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-search'
@@ -19,16 +18,7 @@ let work, ws, gw, browser, page, admin, pi
 let sessionId, replyId
 
 before(async () => {
-  work = tempDir('agentmail-e2e-search-')
-  ws = tempDir('agentmail-ws-search-')
-  const bin = buildBinary(work)
-  gw = new Gateway({ bin, port: await freePort(), dataDir: join(work, 'data'), adminUser: ADMIN, adminPassword: PASSWORD })
-  await gw.start()
-  admin = new Api(gw.url)
-  await admin.login(ADMIN, PASSWORD)
-  const key = await admin.post('/admin/agent-keys', { agent_name: 'pi', lifecycle: 'permanent', label: 'e2e' })
-  pi = new Api(gw.url, { bearer: key.key_token })
-  await pi.post('/agent/register', { name: 'pi', platform: 'pi', workspaces: [{ name: 'work', path: ws }] })
+  ;({ work, ws, gw, admin, agent: pi } = await startWithAgent('search', ADMIN, PASSWORD, 'pi'))
   await admin.post('/admin/users', { username: 'bob', password: 'bob-password-search-1' })
   const bob = new Api(gw.url)
   await bob.login('bob', 'bob-password-search-1')
