@@ -69,9 +69,14 @@ func signInKeys(username, remote string) []throttleKey {
 	keys := []throttleKey{{key: "user:" + username, rule: UsernameThrottle, field: "username",
 		what: fmt.Sprintf("username %q", username)}}
 	if remote != "" {
-		keys = append(keys, throttleKey{key: "addr:" + remote, rule: AddressThrottle, what: "your address"})
+		keys = append(keys, addressKey(remote))
 	}
 	return keys
+}
+
+// addressKey is the throttle key of a remote address (AddressThrottle).
+func addressKey(remote string) throttleKey {
+	return throttleKey{key: "addr:" + remote, rule: AddressThrottle, what: "your address"}
 }
 
 // RemoteHost answers the host part of an http.Request.RemoteAddr
@@ -133,7 +138,7 @@ func (s *Service) signInSucceeded(ctx context.Context, keys []throttleKey) error
 	return s.Write(ctx, func(tx *Tx) error {
 		for _, k := range keys {
 			var err error
-			if k.rule == UsernameThrottle {
+			if k.rule == UsernameThrottle { // the username's or the known device's own count
 				err = tx.ClearLoginThrottle(ctx, k.key)
 			} else {
 				err = tx.ForgiveLoginAttempt(ctx, k.key)
@@ -146,32 +151,120 @@ func (s *Service) signInSucceeded(ctx context.Context, keys []throttleKey) error
 	})
 }
 
-// Login checks a username and password from the remote address remote
-// (RemoteHost of the request; "" counts the username alone) and opens a
-// cookie session: it answers the cookie value (to set as agentmail_session)
-// and the login answer with the CSRF token.
+// SignInFrom is where a sign-in attempt comes from: Remote is the remote
+// address (RemoteHost of the request; "" counts no address), Device the
+// token of the agentmail_device cookie the client presented ("" for none).
+type SignInFrom struct {
+	Remote string
+	Device string
+}
+
+// SignIn is a successful sign-in: Cookie is the agentmail_session value to
+// set; Device, when not "", is a new device token to set as the
+// agentmail_device cookie (DeviceCookieTTL); Response is the login answer
+// with the CSRF token.
+type SignIn struct {
+	Cookie   string
+	Device   string
+	Response *client.LoginResponse
+}
+
+// Known devices (device cookies, migration 0047). A sign-in from a browser
+// or client that signed in to the same account before is counted under
+// that device (DeviceThrottle) instead of the username, so an attacker's
+// failed guesses for a username lock out new clients only, never the
+// person's own browser.
+const (
+	// DeviceCookieTTL is how long a device stays known after its last
+	// successful sign-in.
+	DeviceCookieTTL = 180 * 24 * time.Hour
+	// MaxKnownDevices is how many devices are kept per person; the least
+	// recently used are forgotten first.
+	MaxKnownDevices = 20
+)
+
+// DeviceThrottle is UsernameThrottle applied to one known device of one
+// person: five failures in a row from that browser lock it alone.
+var DeviceThrottle = UsernameThrottle
+
+// knownDeviceKey answers the hash of the device token when it is a known
+// device of username, else "".
+func (s *Service) knownDeviceKey(ctx context.Context, username, token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	h := HashToken(token)
+	d, err := s.Read().GetKnownDevice(ctx, h)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if d.Username != username || s.Now().Sub(d.LastUsedAt) >= DeviceCookieTTL {
+		return "", nil
+	}
+	return h, nil
+}
+
+// Login checks a username and password from where a sign-in comes from and
+// opens a cookie session. A known device of that person (from.Device) is
+// counted under the device instead of the username; a sign-in from any
+// other client gets a new device token in the answer.
 //
 // Errors: 400 field username when it is empty; 401 invalid_credentials for
 // an unknown username or a wrong password (the same answer, so names cannot
 // be probed); 401 account_disabled; 429 sign_in_throttled with Retry-After
-// while the username or the address is locked (UsernameThrottle,
+// while the username (for a client that is not a known device), the known
+// device or the address is locked (UsernameThrottle, DeviceThrottle,
 // AddressThrottle), even for the right password. The username is compared
 // in lower case (NormalizeName).
-func (s *Service) Login(ctx context.Context, req client.LoginRequest, remote string) (cookie string, resp *client.LoginResponse, err error) {
+func (s *Service) Login(ctx context.Context, req client.LoginRequest, from SignInFrom) (*SignIn, error) {
 	req.Username = NormalizeName(req.Username)
 	if req.Username == "" {
-		return "", nil, Invalid("username", "username is required", "send {\"username\":..., \"password\":...}")
+		return nil, Invalid("username", "username is required", "send {\"username\":..., \"password\":...}")
 	}
-	keys := signInKeys(req.Username, remote)
-	if err := s.admitSignIn(ctx, keys); err != nil {
-		return "", nil, err
-	}
-	cookie, resp, err = s.login(ctx, req)
+	device, err := s.knownDeviceKey(ctx, req.Username, from.Device)
 	if err != nil {
-		return "", nil, err
+		return nil, err
+	}
+	var keys []throttleKey
+	if device != "" {
+		keys = append(keys, throttleKey{key: "device:" + device, rule: DeviceThrottle, field: "username",
+			what: fmt.Sprintf("username %q from this browser", req.Username)})
+		if from.Remote != "" {
+			keys = append(keys, addressKey(from.Remote))
+		}
+	} else {
+		keys = signInKeys(req.Username, from.Remote)
+	}
+	if err := s.admitSignIn(ctx, keys); err != nil {
+		return nil, err
+	}
+	cookie, resp, err := s.login(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.signInSucceeded(ctx, keys); err != nil {
 		s.Log.Warn("clear sign-in throttle", "username", req.Username, "err", err)
 	}
-	return cookie, resp, nil
+	out := &SignIn{Cookie: cookie, Response: resp}
+	token := ""
+	if device == "" {
+		token = RandomToken("")
+		device = HashToken(token)
+	}
+	err = s.Write(ctx, func(tx *Tx) error {
+		if err := tx.RememberDevice(ctx, store.KnownDevice{TokenHash: device, Username: resp.Username,
+			CreatedAt: tx.Now, LastUsedAt: tx.Now}, MaxKnownDevices); err != nil {
+			return err
+		}
+		return tx.DeleteStaleKnownDevices(ctx, tx.Now.Add(-DeviceCookieTTL))
+	})
+	if err != nil {
+		s.Log.Warn("remember sign-in device", "username", req.Username, "err", err)
+	} else {
+		out.Device = token
+	}
+	return out, nil
 }

@@ -39,14 +39,25 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) (*client.Lo
 	if err := decodeJSON(w, r, &req); err != nil {
 		return nil, err
 	}
-	cookie, resp, err := s.svc.Login(r.Context(), req, gateway.RemoteHost(r.RemoteAddr)) // throttled per username and address
+	from := gateway.SignInFrom{Remote: gateway.RemoteHost(r.RemoteAddr)}
+	if c, err := r.Cookie(DeviceCookieName); err == nil {
+		from.Device = c.Value
+	}
+	in, err := s.svc.Login(r.Context(), req, from) // throttled per username (or known device) and address
 	if err != nil {
 		return nil, err
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: s.opt.SecureCookies || r.TLS != nil,
+	secure := s.opt.SecureCookies || r.TLS != nil
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: in.Cookie, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: secure,
 		MaxAge: int(s.svc.Config.CookieTTL.Seconds())})
-	return resp, nil
+	if in.Device != "" {
+		// Sent only back to the sign-in itself; it proves nothing but that
+		// this browser signed in to this account before.
+		http.SetCookie(w, &http.Cookie{Name: DeviceCookieName, Value: in.Device, Path: loginPath, HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: secure, MaxAge: int(gateway.DeviceCookieTTL.Seconds())})
+	}
+	return in.Response, nil
 }
 
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {

@@ -37,6 +37,14 @@ func operationRoutes() []Route {
 // CookieName is the HttpOnly session cookie of people.
 const CookieName = "agentmail_session"
 
+// DeviceCookieName is the HttpOnly cookie that marks a browser as a known
+// device of the account it signed in to (gateway.SignInFrom, migration
+// 0047); it is sent only to loginPath.
+const DeviceCookieName = "agentmail_device"
+
+// loginPath is the sign-in route, the only path the device cookie is sent to.
+const loginPath = "/api/v1/auth/login"
+
 // Options tunes a Server. Zero fields take defaults.
 type Options struct {
 	// SSEHeartbeat is the interval of comment heartbeats on event streams;

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
+	"github.com/agentmail/agentmail/internal/httpapi"
 	"github.com/agentmail/agentmail/internal/store"
 	"github.com/agentmail/agentmail/internal/store/storetest"
 )
@@ -147,7 +148,7 @@ func TestSignInThrottleHoldsAcrossReplicas(t *testing.T) {
 	e.person("ann")
 	other := gateway.New(e.st, e.clock, fastHashing, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
-		_, _, err := other.Login(context.Background(), client.LoginRequest{Username: "ann", Password: "wrong"}, "198.51.100.9")
+		_, err := other.Login(context.Background(), client.LoginRequest{Username: "ann", Password: "wrong"}, gateway.SignInFrom{Remote: "198.51.100.9"})
 		if !gateway.HasCode(err, "invalid_credentials") {
 			t.Fatalf("replica login %d: %v", i, err)
 		}
@@ -281,4 +282,70 @@ func TestNamesTableRefusesCaseVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A browser that signed in to an account before is a known device: an
+// attacker's failed guesses lock the username for every other client, but
+// that browser still signs in, counted under its own lock (OWASP's device
+// cookies). The cookie is HttpOnly, sent only to the sign-in, known only
+// for the account it signed in to, and forgotten after 180 days unused.
+func TestKnownDeviceSignsInWhileTheUsernameIsLocked(t *testing.T) {
+	e := newEnv(t)
+	e.person("ann")
+	e.person("bob")
+	browser := client.New(e.url, client.WithCookieJar())
+	if _, err := browser.Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "ann-password"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := browser.Logout(e.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, h := e.raw("POST", "/api/v1/auth/login", "", `{"username":"ann","password":"ann-password"}`)
+	var device string
+	for _, c := range h.Values("Set-Cookie") {
+		if strings.HasPrefix(c, httpapi.DeviceCookieName+"=") {
+			device = c
+		}
+	}
+	for _, want := range []string{"Path=/api/v1/auth/login", "HttpOnly", "SameSite=Strict", "Max-Age=15552000"} {
+		if !strings.Contains(device, want) {
+			t.Fatalf("device cookie %q lacks %s", device, want)
+		}
+	}
+
+	for i := 0; i < gateway.UsernameThrottle.Limit; i++ { // the attacker
+		wantStatus(t, e.loginErr("ann", "guess"), 401, "invalid_credentials")
+	}
+	wantStatus(t, e.loginErr("ann", "ann-password"), 429, "sign_in_throttled") // a new client
+	if _, err := browser.Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "ann-password"}); err != nil {
+		t.Fatalf("the known browser is locked out by someone else's guesses: %v", err)
+	}
+	_ = browser.Logout(e.ctx())
+
+	// The device's own failures lock it alone.
+	for i := 0; i < gateway.DeviceThrottle.Limit; i++ {
+		_, err := browser.Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "typo"})
+		wantStatus(t, err, 401, "invalid_credentials")
+	}
+	_, err := browser.Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "ann-password"})
+	ae := wantStatus(t, err, 429, "sign_in_throttled")
+	if !strings.Contains(ae.Body.Error, "from this browser") {
+		t.Fatalf("device lock message: %q", ae.Body.Error)
+	}
+
+	// ann's device is nobody else's: for bob it counts under bob's name.
+	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
+		wantStatus(t, e.loginErr("bob", "guess"), 401, "invalid_credentials")
+	}
+	_, err = browser.Login(e.ctx(), client.LoginRequest{Username: "bob", Password: "bob-password"})
+	wantStatus(t, err, 429, "sign_in_throttled")
+
+	// Unused for 180 days, the device is forgotten: once the username is
+	// locked again, it is locked for that browser too.
+	e.clock.Advance(gateway.DeviceCookieTTL)
+	for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
+		wantStatus(t, e.loginErr("ann", "guess"), 401, "invalid_credentials")
+	}
+	_, err = browser.Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "ann-password"})
+	wantStatus(t, err, 429, "sign_in_throttled")
 }

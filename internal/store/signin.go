@@ -66,3 +66,45 @@ func (q *Q) DeleteOtherAuthSessions(ctx context.Context, username, keepHash stri
 	_, err := q.Exec(ctx, `DELETE FROM auth_sessions WHERE username = ? AND id_hash <> ?`, username, keepHash)
 	return err
 }
+
+// KnownDevice is a browser or client that signed in to Username before
+// (migration 0047): TokenHash is the hash of its agentmail_device cookie.
+type KnownDevice struct {
+	TokenHash  string
+	Username   string
+	CreatedAt  time.Time
+	LastUsedAt time.Time
+}
+
+// GetKnownDevice answers the device stored under tokenHash, or ErrNotFound.
+func (q *Q) GetKnownDevice(ctx context.Context, tokenHash string) (KnownDevice, error) {
+	d := KnownDevice{TokenHash: tokenHash}
+	var created, used int64
+	err := q.QueryRow(ctx, `SELECT username, created_at, last_used_at FROM known_devices WHERE token_hash = ?`, tokenHash).
+		Scan(&d.Username, &created, &used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, ErrNotFound
+	}
+	d.CreatedAt, d.LastUsedAt = FromMillis(created), FromMillis(used)
+	return d, err
+}
+
+// RememberDevice stores a device of d.Username (or refreshes its last use)
+// and drops that person's devices beyond the keep most recently used ones.
+func (q *Q) RememberDevice(ctx context.Context, d KnownDevice, keep int) error {
+	if _, err := q.Exec(ctx, `INSERT INTO known_devices (token_hash, username, created_at, last_used_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (token_hash) DO UPDATE SET last_used_at = excluded.last_used_at`,
+		d.TokenHash, d.Username, Millis(d.CreatedAt), Millis(d.LastUsedAt)); err != nil {
+		return err
+	}
+	_, err := q.Exec(ctx, `DELETE FROM known_devices WHERE username = ? AND token_hash NOT IN
+		(SELECT token_hash FROM known_devices WHERE username = ? ORDER BY last_used_at DESC, token_hash LIMIT ?)`,
+		d.Username, d.Username, keep)
+	return err
+}
+
+// DeleteStaleKnownDevices removes devices last used before cutoff.
+func (q *Q) DeleteStaleKnownDevices(ctx context.Context, cutoff time.Time) error {
+	_, err := q.Exec(ctx, `DELETE FROM known_devices WHERE last_used_at < ?`, Millis(cutoff))
+	return err
+}
