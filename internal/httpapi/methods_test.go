@@ -2,7 +2,11 @@ package httpapi_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,5 +120,43 @@ func TestStreamAnnouncesRetryAtConnect(t *testing.T) {
 	first, err := bufio.NewReader(resp.Body).ReadString('\n')
 	if err != nil || first != "retry: 2000\n" || httpapi.StreamRetry.Milliseconds() != 2000 {
 		t.Fatalf("first line %q (%v); want \"retry: 2000\"", first, err)
+	}
+}
+
+// The OpenAPI document is compressed for clients that accept gzip and
+// revalidated by its ETag (304), like the web page's files.
+func TestOpenAPIDocumentIsCompressedAndRevalidated(t *testing.T) {
+	e := newEnv(t)
+	get := func(hdr map[string]string) *http.Response {
+		req, _ := http.NewRequestWithContext(e.ctx(), "GET", e.url+"/api/v1/openapi.json", nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	plain := get(nil)
+	doc, _ := io.ReadAll(plain.Body)
+	zipped := get(map[string]string{"Accept-Encoding": "gzip"})
+	wire, _ := io.ReadAll(zipped.Body)
+	if zipped.Header.Get("Content-Encoding") != "gzip" || zipped.Header.Get("Content-Type") != "application/json" ||
+		zipped.Header.Get("Content-Length") != strconv.Itoa(len(wire)) || 4*len(wire) > len(doc) {
+		t.Fatalf("gzip answer: %d bytes for %d, %v", len(wire), len(doc), zipped.Header)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(wire))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := io.ReadAll(zr); !bytes.Equal(back, doc) {
+		t.Fatal("the gzip form is not the document")
+	}
+	for _, r := range []*http.Response{plain, zipped} {
+		if again := get(map[string]string{"Accept-Encoding": r.Header.Get("Content-Encoding"), "If-None-Match": r.Header.Get("ETag")}); again.StatusCode != 304 {
+			t.Fatalf("revalidating %q: %d", r.Header.Get("ETag"), again.StatusCode)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/httpbody"
 )
 
 // OpenAPIRoutes converts the route table for the generator.
@@ -25,6 +26,7 @@ func OpenAPIRoutes() []OpenAPIRoute {
 var (
 	openAPIOnce sync.Once
 	openAPIDocB []byte
+	openAPIBody *httpbody.Fixed // openAPIDocB with its ETag and gzip form
 	openAPIErr  error
 )
 
@@ -34,19 +36,20 @@ var (
 func OpenAPIDocument() ([]byte, error) {
 	openAPIOnce.Do(func() {
 		openAPIDocB, openAPIErr = BuildOpenAPI(OpenAPIRoutes(), RouteTags, client.ErrorBody{}, streamEvents()...)
+		if openAPIErr == nil {
+			openAPIBody = httpbody.New("openapi.json", openAPIDocB)
+		}
 	})
 	return openAPIDocB, openAPIErr
 }
 
-// handleOpenAPI serves GET /api/v1/openapi.json.
+// handleOpenAPI serves GET /api/v1/openapi.json: revalidated on every use
+// (ETag, 304), gzip-compressed for clients that accept it.
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
-	doc, err := OpenAPIDocument()
-	if err != nil {
+	if _, err := OpenAPIDocument(); err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(doc)
+	openAPIBody.Serve(w, r)
 	return nil
 }

@@ -13,15 +13,13 @@
 package webui
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
-	"time"
+
+	"github.com/agentmail/agentmail/internal/httpbody"
 )
 
 // distFS holds the built page. The "all:" prefix keeps dist/.keep, the file
@@ -52,7 +50,8 @@ const hashedPrefix = "assets/"
 
 // Handler returns the handler for the embedded build in internal/webui/dist.
 // Mount it as the router's fallback ("/*"); it answers:
-//   - GET/HEAD of an existing file: that file (long cache for assets/, ETag);
+//   - GET/HEAD of an existing file: that file (long cache for assets/, ETag,
+//     gzip when the browser accepts it: httpbody);
 //   - GET/HEAD of any other path outside /api/: index.html (the page routes
 //     on the client side), or the "frontend not built" page when there is no
 //     build;
@@ -78,18 +77,20 @@ func Built() bool {
 // of a Vite dist folder: index.html at its root, hashed files under assets/).
 // Handler uses the embedded build; tests pass an fstest.MapFS.
 func New(fsys fs.FS) http.Handler {
-	h := &handler{fsys: fsys, etags: map[string]string{}}
+	h := &handler{files: map[string]*httpbody.Fixed{}}
 	if b, err := fs.ReadFile(fsys, "index.html"); err == nil {
-		h.index = b
-		h.indexETag = etagOf(b)
+		h.index = httpbody.New("index.html", b)
+	} else {
+		h.index = httpbody.New("index.html", []byte(notBuiltPage))
 	}
-	// ETags are computed once here, so serving needs no lock.
+	// Every file is read, hashed and compressed once here, so serving needs
+	// no lock and no file system.
 	_ = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() || strings.HasPrefix(path.Base(name), ".") {
 			return nil
 		}
 		if b, err := fs.ReadFile(fsys, name); err == nil {
-			h.etags[name] = etagOf(b)
+			h.files[name] = httpbody.New(name, b)
 		}
 		return nil
 	})
@@ -97,10 +98,8 @@ func New(fsys fs.FS) http.Handler {
 }
 
 type handler struct {
-	fsys      fs.FS
-	index     []byte // nil when there is no build
-	indexETag string
-	etags     map[string]string // file name → ETag, filled by New, read-only after
+	index *httpbody.Fixed            // index.html, or the "frontend not built" page
+	files map[string]*httpbody.Fixed // file name → body, filled by New, read-only after
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -134,20 +133,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serveIndex(w, r)
 }
 
-// serveFile answers with the named file when it exists and is a regular
-// file; it reports whether it did.
+// serveFile answers with the named file when the build has it; it reports
+// whether it did.
 func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, name string) bool {
-	f, err := h.fsys.Open(name)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.IsDir() || strings.HasPrefix(path.Base(name), ".") {
-		return false
-	}
-	data, err := fs.ReadFile(h.fsys, name)
-	if err != nil {
+	b, ok := h.files[name]
+	if !ok {
 		return false
 	}
 	if strings.HasPrefix(name, hashedPrefix) {
@@ -155,29 +145,13 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, name string)
 	} else {
 		w.Header().Set("Cache-Control", cacheNone)
 	}
-	if e, ok := h.etags[name]; ok {
-		w.Header().Set("ETag", e)
-	}
-	// ServeContent sets Content-Type from the extension, answers
-	// If-None-Match with 304 and handles Range and HEAD.
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+	b.Serve(w, r)
 	return true
 }
 
 func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", cacheNone)
-	body, etag := h.index, h.indexETag
-	if body == nil {
-		body, etag = []byte(notBuiltPage), etagOf([]byte(notBuiltPage))
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("ETag", etag)
-	http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(body))
-}
-
-func etagOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return `"` + hex.EncodeToString(sum[:12]) + `"`
+	h.index.Serve(w, r)
 }
 
 func setSecurityHeaders(h http.Header) {
