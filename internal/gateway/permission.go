@@ -56,7 +56,7 @@ var errPermissionReplay = errors.New("permission request replayed")
 // permissionView converts a stored request to its API form. ToolSummary
 // is the stored one, or the tool name for a request stored without one.
 func permissionView(row store.PermissionRow) client.Permission {
-	summary := row.ToolSummary
+	summary := ShowInvisible(row.ToolSummary) // also one stored before invisible characters were shown
 	if summary == "" {
 		summary = ToolSummary(row.Tool, nil)
 	}
@@ -322,7 +322,7 @@ func requestScope(asked, workspace string) (string, error) {
 func permissionSubject(w personWords, req client.PermissionRequest) string {
 	what := ToolSummary(req.Tool, req.ToolInput)
 	if what == "" {
-		what = truncateRunes(firstLineOf(req.Question), 200)
+		what = ShowInvisible(truncateRunes(firstLineOf(req.Question), 200))
 	}
 	return w.permSubject + ": " + what
 }
@@ -332,7 +332,9 @@ func permissionSubject(w personWords, req client.PermissionRequest) string {
 // the exact arguments, the scope and the arguments' hash. The agent's own
 // question and context follow, quoted and marked as the agent's words,
 // since an agent can write a harmless question for a dangerous call. Then
-// the expiry and how to answer, in w's language.
+// the expiry and how to answer, in w's language. Invisible format
+// characters of the call (bidirectional controls) are shown as code points
+// (ShowInvisible), so the call reads as what will run.
 func permissionMailBody(w personWords, req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
 	var b strings.Builder
 	if what := ToolSummary(req.Tool, req.ToolInput); what != "" {
@@ -341,12 +343,12 @@ func permissionMailBody(w personWords, req client.PermissionRequest, options []s
 		b.WriteString(w.noToolCall + "\n")
 	}
 	if req.Tool != "" {
-		fmt.Fprintf(&b, "\n%s: %s\n", w.tool, inlineCode(req.Tool))
+		fmt.Fprintf(&b, "\n%s: %s\n", w.tool, inlineCode(ShowInvisible(req.Tool)))
 	}
 	if req.ToolInput != nil {
 		if canon, err := CanonicalJSON(req.ToolInput); err == nil {
 			const maxShown = 4000
-			shown := string(canon)
+			shown := jsonShowingInvisible(canon)
 			if len(shown) > maxShown {
 				shown = shown[:maxShown] + " …"
 			}
@@ -354,7 +356,7 @@ func permissionMailBody(w personWords, req client.PermissionRequest, options []s
 		}
 	}
 	if scope != "" {
-		fmt.Fprintf(&b, "\n%s: %s\n", w.scope, inlineCode(scope))
+		fmt.Fprintf(&b, "\n%s: %s\n", w.scope, inlineCode(ShowInvisible(scope)))
 	}
 	if argsHash != "" {
 		fmt.Fprintf(&b, "%s: `%s`\n", w.argsHash, argsHash)
