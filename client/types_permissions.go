@@ -46,7 +46,10 @@ type Permission struct {
 	DecidedAt      *time.Time `json:"decided_at,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
-	Duplicate      bool       `json:"duplicate,omitempty"` // true when this answer is a replay of an earlier request
+	// Duplicate is true when this answer is a replay: of an earlier
+	// request (the same relay_key), or of an earlier decision (the same
+	// person deciding the same way again, which changes nothing).
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // PermissionList answers GET /api/v1/me/permissions?status=pending.

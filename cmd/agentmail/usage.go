@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -49,13 +51,43 @@ func markUsageErrors(cmd *cobra.Command) {
 	var mark func(c *cobra.Command)
 	mark = func(c *cobra.Command) {
 		if args := c.Args; args != nil {
-			c.Args = func(cmd *cobra.Command, a []string) error { return asUsage(args(cmd, a)) }
+			c.Args = func(cmd *cobra.Command, a []string) error { return asUsage(plainArgsError(cmd, a, args(cmd, a))) }
 		}
 		for _, sub := range c.Commands() {
 			mark(sub)
 		}
 	}
 	mark(cmd)
+}
+
+// cobra's own argument errors, which read like a program's ("accepts 1
+// arg(s), received 0"; an argument to a command without subcommands is an
+// "unknown command").
+var (
+	cobraArgCount   = regexp.MustCompile(`^(?:accepts|requires at least|requires at most|accepts between) .*arg\(s\)`)
+	cobraUnknownCmd = regexp.MustCompile(`^unknown command "`)
+)
+
+// plainArgsError says a wrong argument count in plain words with the help
+// to read (issue 18): "agentmail serve takes no arguments, got \"x\"".
+// Other errors are answered as they are.
+func plainArgsError(cmd *cobra.Command, args []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case cobraUnknownCmd.MatchString(msg) && !cmd.HasSubCommands():
+		return fmt.Errorf("%s takes no arguments, got %q (see %s --help)", subName(cmd), args, cmd.CommandPath())
+	case cobraArgCount.MatchString(msg):
+		return fmt.Errorf("%s: wrong number of arguments (%d given); see %s --help for what it takes", subName(cmd), len(args), cmd.CommandPath())
+	}
+	return err
+}
+
+// subName is the command path without the program's name ("completion fish").
+func subName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
 var markOnce sync.Once
@@ -76,6 +108,10 @@ func execute(args []string) (int, error) {
 		return 0, nil
 	}
 	if cmd == rootCmd {
+		if msg := err.Error(); cobraUnknownCmd.MatchString(msg) && !strings.Contains(msg, "--help") {
+			first, rest, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+			err = fmt.Errorf("%s (see agentmail --help for the commands)%s", first, strings.TrimRight("\n"+rest, "\n"))
+		}
 		err = asUsage(err)
 	}
 	return exitCode(err), err

@@ -26,7 +26,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"mcp", "--bogus"}, "unknown flag"},
 		{[]string{"nosuch"}, `unknown command "nosuch"`},
 		{[]string{"--bogus"}, "unknown flag"},
-		{[]string{"send", "--bogus"}, "unknown flag"},
+		{[]string{"send", "--bogus"}, "there is no option --bogus"},
+		{[]string{"completion", "bash", "stray"}, `completion bash takes no arguments, got ["stray"]`},
 		{[]string{"keys", "frobnicate"}, "unknown subcommand"},
 	}
 	for _, c := range cases {

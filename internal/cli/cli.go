@@ -47,45 +47,54 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict,
 // package's main prints Error() and exits with ExitCode().
 type Error struct {
 	Code int    // one of the Exit* constants
-	Msg  string // what failed, e.g. "send"; may be empty
+	Msg  string // what failed, e.g. "send", or a format for args; may be empty
 	Err  error  // the cause; may be nil when Msg says it all
+
+	args []any // when set, Msg is a format for them
+	lang lang  // the language Error() writes in; "" English
 }
 
-// Error gives "<msg>: <cause>"; a gateway error shows its message and
-// code, then the field and suggestion on their own lines.
+// errorf is an Error whose message is format with args, written in the
+// person's language when the command ends.
+func errorf(code int, cause error, format string, args ...any) *Error {
+	if args == nil {
+		args = []any{}
+	}
+	return &Error{Code: code, Msg: format, Err: cause, args: args}
+}
+
+// Error gives "<msg>: <cause>" in the person's language. A gateway error
+// shows the person's words for what is wrong and what to do (apiwords.go):
+// never the API's code, field names or endpoints.
 func (e *Error) Error() string {
+	l := e.lang
+	if l == "" {
+		l = langEN
+	}
+	msg := l.S(e.Msg)
+	if e.args != nil {
+		msg = l.F(e.Msg, e.args...)
+	}
 	var cause string
 	if api := client.AsAPIError(e.Err); api != nil {
-		cause = api.Message()
-		if api.Code() != "" {
-			cause += " (" + api.Code() + ")"
-		}
-		if api.Field() != "" {
-			cause += "\n  field: " + api.Field()
-		}
-		if api.Suggestion() != "" {
-			cause += "\n  suggestion: " + api.Suggestion()
-		}
-		if api.RetryAfter > 0 {
-			cause += "\n  retry after: " + api.RetryAfter.String()
-		}
+		cause = apiText(l, api)
 	} else if ue := (*url.Error)(nil); errors.As(e.Err, &ue) {
-		cause = unreachable(ue)
+		cause = unreachable(l, ue)
 	} else if e.Err != nil {
 		cause = e.Err.Error()
 	}
 	switch {
-	case e.Msg == "":
+	case msg == "":
 		return cause
 	case cause == "":
-		return e.Msg
+		return msg
 	}
-	return e.Msg + ": " + cause
+	return msg + l.S(": ") + cause
 }
 
 // unreachable says which gateway could not be reached, why in the
 // network's own words, and what to check (issue 18 point 7).
-func unreachable(ue *url.Error) string {
+func unreachable(l lang, ue *url.Error) string {
 	base := ue.URL
 	if u, err := url.Parse(ue.URL); err == nil && u.Host != "" {
 		base = u.Scheme + "://" + u.Host
@@ -94,7 +103,7 @@ func unreachable(ue *url.Error) string {
 	if op := (*net.OpError)(nil); errors.As(ue.Err, &op) && op.Err != nil {
 		why = op.Err.Error()
 	}
-	return fmt.Sprintf("cannot reach the gateway at %s (%s)\n  check: is the gateway running there (agentmail serve)? "+
+	return l.F("cannot reach the gateway at %s (%s)\n  check: is the gateway running there (agentmail serve)? "+
 		"Is this its address? Set AGENTMAIL_GATEWAY_URL, or run `agentmail login` with the right --url", base, why)
 }
 
@@ -119,7 +128,7 @@ func ExitCode(err error) int {
 
 // usageErr is a usage error (exit 2): nothing was sent.
 func usageErr(format string, args ...any) error {
-	return &Error{Code: ExitUsage, Msg: fmt.Sprintf(format, args...)}
+	return errorf(ExitUsage, nil, format, args...)
 }
 
 // apiErr wraps a failure of a gateway call made for what, choosing the exit
@@ -161,6 +170,7 @@ type Env struct {
 
 	once       sync.Once
 	oldURLNote sync.Once // the note on the old AGENTMAIL_URL, once per run
+	language   lang      // the person's language; "" until lang() is asked
 	reader     *bufio.Reader
 }
 
@@ -224,27 +234,91 @@ func Commands(env *Env) []*cobra.Command {
 	}
 }
 
-// setup gives a command the shared conventions: flag errors are usage errors
-// (exit 2), usage is not printed on a gateway error, exit codes are in the
-// help.
-func setup(cmd *cobra.Command) *cobra.Command {
+// setup gives a command the shared conventions: flag and argument errors
+// are usage errors (exit 2) in plain words, usage is not printed on a
+// gateway error, exit codes are in the help, and every error the command
+// returns is written in the person's language.
+func (e *Env) setup(cmd *cobra.Command) *cobra.Command {
 	cmd.Long = strings.TrimSpace(cmd.Long) + "\n" + exitCodesHelp
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &Error{Code: ExitUsage, Msg: cmdName(c), Err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+		return e.localize(&Error{Code: ExitUsage, Msg: cmdName(c), Err: flagError{e.lang(), c, err}})
 	})
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error { return e.localize(args(c, a)) }
+	}
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, a []string) error { return e.localize(run(c, a)) }
+	}
 	cmd.SilenceUsage = true
 	return cmd
 }
 
-// exactArgs is cobra.ExactArgs returning a usage error (exit 2).
+// localize makes err write itself in the person's language: an *Error
+// gets the language; any other error becomes one (exit 1).
+func (e *Env) localize(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if !errors.As(err, &ce) {
+		ce = &Error{Code: ExitError, Err: err}
+		err = ce
+	}
+	ce.lang = e.lang()
+	return err
+}
+
+// flagError is a flag parsing error of pflag, in plain words with the
+// command's help to read.
+type flagError struct {
+	l   lang
+	cmd *cobra.Command
+	err error
+}
+
+func (f flagError) Error() string {
+	msg := f.err.Error()
+	var flag string
+	switch {
+	case scanFlag(msg, "unknown flag: %s", &flag), scanFlag(msg, "unknown shorthand flag: %s", &flag):
+		msg = f.l.F("there is no option %s", flag)
+	case scanFlag(msg, "flag needs an argument: %s", &flag):
+		msg = f.l.F("the option %s needs a value", strings.TrimSuffix(strings.Trim(flag, "'"), "'"))
+	}
+	return msg + f.l.F(" (see %s --help)", f.cmd.CommandPath())
+}
+
+func (f flagError) Unwrap() error { return f.err }
+
+// scanFlag reads the one word of pflag's message msg of the form format.
+func scanFlag(msg, format string, word *string) bool {
+	n, _ := fmt.Sscanf(msg, format, word)
+	return n == 1
+}
+
+// exactArgs is cobra.ExactArgs returning a usage error (exit 2) in plain
+// words: what the command wants (names, e.g. "one mail id").
 func exactArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErr("%s: want %s, got %d argument(s) (see %s --help)", cmdName(cmd), names, len(args), cmd.CommandPath())
+			return usageErr("%s: give %s (you gave %d); see %s --help", cmdName(cmd), word(names), len(args), cmd.CommandPath())
 		}
 		return nil
 	}
 }
+
+// minArgs is cobra.MinimumNArgs returning a usage error in plain words.
+func minArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErr("%s: give %s; see %s --help", cmdName(cmd), word(names), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// word is a text to be translated when the message it goes in is written.
+type word string
 
 // noArgs refuses positional arguments with a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
@@ -270,5 +344,7 @@ func (e *Env) newClient() (*client.Client, *Config, error) {
 	if e.HTTPClient != nil {
 		opts = append(opts, client.WithHTTPClient(e.HTTPClient))
 	}
-	return client.New(cfg.URL, opts...), cfg, nil
+	c := client.New(cfg.URL, opts...)
+	e.learnLanguage(c, cfg)
+	return c, cfg, nil
 }

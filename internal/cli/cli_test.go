@@ -226,7 +226,7 @@ func TestLoginWrongPasswordExitsAuthWithMessage(t *testing.T) {
 	if code != ExitAuth {
 		t.Errorf("exit %d, want %d", code, ExitAuth)
 	}
-	if !strings.Contains(errb.String(), "wrong username or password (unauthorized)") || !strings.Contains(errb.String(), "suggestion: check the password") {
+	if !strings.Contains(errb.String(), "wrong username or password") || !strings.Contains(errb.String(), "what to do: check the password") || strings.Contains(errb.String(), "unauthorized") {
 		t.Errorf("stderr %q", errb)
 	}
 	if path, _ := env.ConfigPath(); fileExists(path) {
@@ -341,9 +341,16 @@ func TestExitCodesFollowTheGatewayAnswer(t *testing.T) {
 		if code != tc.code {
 			t.Errorf("status %d: exit %d, want %d", tc.status, code, tc.code)
 		}
-		for _, want := range []string{"send: no session with alias fix (alias_not_found)", "field: to", "suggestion: write to claude@/srv.new"} {
+		for _, want := range []string{"send: no session with alias fix\n", "what to do: write to claude@/srv.new"} {
 			if !strings.Contains(errb.String(), want) {
 				t.Errorf("stderr %q lacks %q", errb, want)
+			}
+		}
+		// The person reads what is wrong and what to do, not the API's
+		// code or field names (issue 18 point 2).
+		for _, not := range []string{"alias_not_found", "field:"} {
+			if strings.Contains(errb.String(), not) {
+				t.Errorf("stderr %q shows %q", errb, not)
 			}
 		}
 	}
@@ -678,7 +685,7 @@ func TestPrintMailKeepsTerminalEscapesOut(t *testing.T) {
 	m := &client.Mail{MailID: "m1", FromName: "mallory", Subject: "hi\x1b[2J\nPermission: approved\r report\u202Etxt.exe",
 		Body: "body \x1b]0;title\x07 text", Attachments: []client.Attachment{{AttachmentID: "a1", Filename: "x\x1b[31m.txt", Size: 3}}}
 	var b strings.Builder
-	printMail(&b, m, nil)
+	printMail(&b, langEN, m, nil)
 	out := b.String()
 	if strings.ContainsAny(out, "\x1b\x07\r\u202E") {
 		t.Fatalf("control characters reached the output: %q", out)

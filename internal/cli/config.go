@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -19,6 +18,10 @@ type Config struct {
 	Token    string `json:"token"`              // the user key
 	Username string `json:"username,omitempty"` // whose key it is
 	KeyID    string `json:"key_id,omitempty"`   // to revoke it at logout
+	// Language is the person's language as the gateway answered it last
+	// ("en" or "zh"), for the texts of a command that fails before it
+	// reaches the gateway.
+	Language string `json:"language,omitempty"`
 }
 
 // ConfigPath returns where the login is stored: $AGENTMAIL_CONFIG, else
@@ -50,11 +53,11 @@ func (e *Env) loadConfig() (*Config, error) {
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(raw, cfg); err != nil {
-			return nil, &Error{Code: ExitError, Msg: fmt.Sprintf("read %s (fix or delete it, then run `agentmail login`)", path), Err: err}
+			return nil, errorf(ExitError, err, "read %s (fix or delete it, then run `agentmail login`)", path)
 		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:
-		return nil, &Error{Code: ExitError, Msg: "read " + path, Err: err}
+		return nil, errorf(ExitError, err, "read %s", path)
 	}
 	if u := e.gatewayURLVar(); u != "" {
 		if cfg.URL, err = GatewayURL(u, "AGENTMAIL_GATEWAY_URL"); err != nil {
@@ -65,7 +68,7 @@ func (e *Env) loadConfig() (*Config, error) {
 		cfg.Token = k
 	}
 	if cfg.Token == "" {
-		return nil, &Error{Code: ExitAuth, Msg: fmt.Sprintf("not logged in (no key in %s): run `agentmail login`, or set AGENTMAIL_USER_KEY (and AGENTMAIL_GATEWAY_URL unless the gateway is at %s)", path, DefaultURL)}
+		return nil, errorf(ExitAuth, nil, "not logged in (no key in %s): run `agentmail login`, or set AGENTMAIL_USER_KEY (and AGENTMAIL_GATEWAY_URL unless the gateway is at %s)", path, DefaultURL)
 	}
 	if cfg.URL == "" {
 		cfg.URL = DefaultURL
@@ -84,7 +87,7 @@ func GatewayURL(raw, what string) (string, error) {
 	}
 	parsed, err := url.Parse(u)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-		return "", &Error{Code: ExitUsage, Msg: fmt.Sprintf("%s %q is not a gateway address: write it like %s or 127.0.0.1:8180", what, raw, DefaultURL)}
+		return "", errorf(ExitUsage, nil, "%s %q is not a gateway address: write it like %s or 127.0.0.1:8180", what, raw, DefaultURL)
 	}
 	return u, nil
 }
@@ -98,7 +101,7 @@ func (e *Env) gatewayURLVar() string {
 	u := strings.TrimSpace(e.Getenv("AGENTMAIL_URL"))
 	if u != "" {
 		e.oldURLNote.Do(func() {
-			fmt.Fprintln(e.Stderr, "note: AGENTMAIL_URL is the old name of AGENTMAIL_GATEWAY_URL; it still works, but rename it")
+			e.errf("note: AGENTMAIL_URL is the old name of AGENTMAIL_GATEWAY_URL; it still works, but rename it\n")
 		})
 	}
 	return u
@@ -116,7 +119,7 @@ func (e *Env) saveConfig(cfg *Config) (string, error) {
 	raw, _ := json.MarshalIndent(cfg, "", "  ")
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cli-*.json")
 	if err != nil {
-		return "", &Error{Code: ExitError, Msg: "write " + path, Err: err}
+		return "", errorf(ExitError, err, "write %s", path)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	werr := tmp.Chmod(0o600)    // CreateTemp already uses 0600; say it anyway
@@ -130,7 +133,7 @@ func (e *Env) saveConfig(cfg *Config) (string, error) {
 		werr = os.Rename(tmp.Name(), path)
 	}
 	if werr != nil {
-		return "", &Error{Code: ExitError, Msg: "write " + path, Err: werr}
+		return "", errorf(ExitError, werr, "write %s", path)
 	}
 	return path, nil
 }

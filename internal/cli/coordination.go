@@ -43,9 +43,9 @@ acknowledge it.`,
 				out = append(out, r)
 				if !asJSON {
 					if r.Already {
-						fmt.Fprintf(env.Stdout, "Mail %s was already acknowledged at %s.\n", r.MailID, timeText(r.AckedAt))
+						env.outf("Mail %s was already acknowledged at %s.\n", r.MailID, timeText(r.AckedAt))
 					} else {
-						fmt.Fprintf(env.Stdout, "Acknowledged %s.\n", r.MailID)
+						env.outf("Acknowledged %s.\n", r.MailID)
 					}
 				}
 			}
@@ -57,7 +57,7 @@ acknowledge it.`,
 		ValidArgsFunction: env.completeMailIDs,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's AckResponse JSON list")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // NewAcksCommand returns `agentmail acks`: the waiting-for-acknowledgement
@@ -93,11 +93,11 @@ passed (24 hours after sending unless the sender chose otherwise).`,
 				return env.printJSON(l)
 			}
 			if len(l.Mails) == 0 {
-				fmt.Fprintln(env.Stdout, "Nothing is waiting for acknowledgement.")
+				env.outln("Nothing is waiting for acknowledgement.")
 				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tDUE\tSUBJECT\tWAITING FOR")
+			fmt.Fprintln(tw, env.lang().S("ID\tDUE\tSUBJECT\tWAITING FOR"))
 			for _, w := range l.Mails {
 				due := timeText(w.DueAt)
 				if w.Overdue {
@@ -116,7 +116,7 @@ passed (24 hours after sending unless the sender chose otherwise).`,
 	cmd.Flags().StringVar(&role, "role", "", "sender (mails you sent) or recipient (mails you owe); default both")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many (default 50, at most 200)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's AckWaitingList JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // NewReservationsCommand returns `agentmail reservations [WORKSPACE]` and
@@ -153,7 +153,7 @@ conversations you take part in (or in one WORKSPACE, an absolute directory).
 			if asJSON {
 				return env.printJSON(l)
 			}
-			printReservations(env.Stdout, l.Reservations)
+			printReservations(env.Stdout, env.lang(), l.Reservations)
 			return nil
 		},
 	}
@@ -177,26 +177,26 @@ conversations you take part in (or in one WORKSPACE, an absolute directory).
 				if err := c.MeReleaseReservation(cmd.Context(), id); err != nil {
 					return apiErr("reservations release "+id, err)
 				}
-				fmt.Fprintf(env.Stdout, "Released %s.\n", id)
+				env.outf("Released %s.\n", id)
 			}
 			return nil
 		},
 	}
-	cmd.AddCommand(setup(release))
-	return setup(cmd)
+	cmd.AddCommand(env.setup(release))
+	return env.setup(cmd)
 }
 
-func printReservations(w io.Writer, list []client.Reservation) {
+func printReservations(w io.Writer, l lang, list []client.Reservation) {
 	if len(list) == 0 {
-		fmt.Fprintln(w, "No file reservations.")
+		fmt.Fprintln(w, l.S("No file reservations."))
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKSPACE\tPATH\tHOLDER\tKIND\tUNTIL\tREASON")
+	fmt.Fprintln(tw, l.S("ID\tWORKSPACE\tPATH\tHOLDER\tKIND\tUNTIL\tREASON"))
 	for _, r := range list {
-		kind := "shared"
+		kind := l.S("shared")
 		if r.Exclusive {
-			kind = "exclusive"
+			kind = l.S("exclusive")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ReservationID, r.Workspace, r.Path, r.Holder, kind, timeText(r.ExpiresAt), oneLine(r.Reason, 40))
 	}
@@ -219,22 +219,22 @@ func importanceMark(level string) string {
 
 // printMailOptions writes the importance and acknowledgement lines of
 // `agentmail show`.
-func printMailOptions(w io.Writer, m *client.Mail) {
+func printMailOptions(w io.Writer, l lang, m *client.Mail) {
 	if m.Importance != "" && m.Importance != client.ImportanceNormal {
-		fmt.Fprintf(w, "Importance: %s\n", strings.ToUpper(m.Importance))
+		fmt.Fprint(w, l.F("Importance: %s\n", word(strings.ToUpper(m.Importance))))
 	}
 	if !m.AckRequired {
 		return
 	}
 	due := ""
 	if m.AckDueAt != nil {
-		due = " by " + timeText(*m.AckDueAt)
+		due = l.F(" by %s", timeText(*m.AckDueAt))
 	}
 	switch {
 	case m.Role != "" && m.AckedAt == nil:
-		fmt.Fprintf(w, "Acknowledgement requested%s: run agentmail ack %s once you have read it and will act on it\n", due, m.MailID)
+		fmt.Fprint(w, l.F("Acknowledgement requested%s: run agentmail ack %s once you have read it and will act on it\n", due, m.MailID))
 	case m.Role != "":
-		fmt.Fprintf(w, "Acknowledged by you at %s\n", timeText(*m.AckedAt))
+		fmt.Fprint(w, l.F("Acknowledged by you at %s\n", timeText(*m.AckedAt)))
 	default:
 		var done, open []string
 		for _, a := range m.Acks {
@@ -244,13 +244,13 @@ func printMailOptions(w io.Writer, m *client.Mail) {
 				open = append(open, a.Name)
 			}
 		}
-		fmt.Fprintf(w, "Acknowledgement requested%s: acknowledged by %s; waiting for %s\n", due, orNobody(done), orNobody(open))
+		fmt.Fprint(w, l.F("Acknowledgement requested%s: acknowledged by %s; waiting for %s\n", due, orNobody(l, done), orNobody(l, open)))
 	}
 }
 
-func orNobody(names []string) string {
+func orNobody(l lang, names []string) string {
 	if len(names) == 0 {
-		return "nobody"
+		return l.S("nobody")
 	}
 	return strings.Join(names, ", ")
 }

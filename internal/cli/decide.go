@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -34,7 +34,7 @@ func NewApproveCommand(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&always, "always", false, "always allow this tool in this scope (stores a grant)")
 	cmd.Flags().StringVar(&note, "note", "", "note for the agent")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Permission JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // NewDenyCommand returns `agentmail deny ID [--note ...]`: decides the
@@ -54,7 +54,7 @@ func NewDenyCommand(env *Env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&note, "note", "", "note for the agent")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Permission JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // mailIDShape is the form of a mail id (a UUID, 36 characters).
@@ -72,12 +72,30 @@ func (env *Env) decide(cmd *cobra.Command, id string, req client.DecideRequest, 
 	if err != nil {
 		return err
 	}
+	l := env.lang()
 	p, err := c.Decide(cmd.Context(), id, req)
+	if client.StatusOf(err) == http.StatusConflict && client.AsAPIError(err).Code() == "already_decided" {
+		// Decided before, differently or by someone else: say by whom and
+		// what stands (issue 18), not only that it conflicts.
+		if earlier := decidedPermission(cmd, c, id); earlier != nil {
+			return errorf(ExitConflict, nil, "%s %s: %s; the first decision stands and nothing was changed",
+				cmd.Name(), id, decidedText(l, earlier))
+		}
+	}
 	if err != nil {
-		return apiErr(req.Decision+" "+id, err)
+		return apiErr(cmd.Name()+" "+id, err)
 	}
 	if asJSON {
 		return env.printJSON(p)
+	}
+	what := permissionCall(p)
+	if what == "" {
+		what = l.S("no tool call named")
+	}
+	if p.Duplicate {
+		// The same decision by the same person again: nothing new happened.
+		env.outf("Already decided, nothing changed: %s (%s)\n", decidedText(l, p), what)
+		return nil
 	}
 	verdict := "Denied"
 	if p.Approved {
@@ -86,22 +104,51 @@ func (env *Env) decide(cmd *cobra.Command, id string, req client.DecideRequest, 
 			verdict = "Always allowed"
 		}
 	}
-	what := permissionCall(p)
-	if what == "" {
-		what = "no tool call named"
-	}
-	fmt.Fprintf(env.Stdout, "%s %s: %s\n", verdict, id, what)
+	env.outf("%s %s: %s\n", word(verdict), id, what)
 	if q := oneLine(printable(p.Question), 100); q != "" {
-		fmt.Fprintf(env.Stdout, "  the agent's own words: %q\n", q)
+		env.outf("  the agent's own words: %q\n", q)
 	}
 	if p.AgentName != "" {
-		fmt.Fprintf(env.Stdout, "Agent %s is told", p.AgentName)
 		if p.DecisionMailID != "" {
-			fmt.Fprintf(env.Stdout, " by mail %s", p.DecisionMailID)
+			env.outf("Agent %s is told by mail %s\n", p.AgentName, p.DecisionMailID)
+		} else {
+			env.outf("Agent %s is told\n", p.AgentName)
 		}
-		fmt.Fprintln(env.Stdout)
 	}
 	return nil
+}
+
+// decidedPermission answers the decided request id as the person sees it,
+// nil when it cannot be read.
+func decidedPermission(cmd *cobra.Command, c *client.Client, id string) *client.Permission {
+	list, err := c.MePermissions(cmd.Context(), "decided")
+	if err != nil {
+		return nil
+	}
+	for i := range list.Permissions {
+		if list.Permissions[i].MailID == id {
+			return &list.Permissions[i]
+		}
+	}
+	return nil
+}
+
+// decidedText says how a request was decided: "approved by ann at
+// 2026-01-02 10:04 ("yes")", or denied, or denied because it expired.
+func decidedText(l lang, p *client.Permission) string {
+	at := ""
+	if p.DecidedAt != nil {
+		at = timeText(*p.DecidedAt)
+	}
+	switch {
+	case p.DecidedVia == "timeout":
+		return l.F("denied at %s because nobody decided before it expired", at)
+	case p.Always:
+		return l.F("always allowed by %s at %s (%q)", p.DecidedBy, at, p.Decision)
+	case p.Approved:
+		return l.F("approved by %s at %s (%q)", p.DecidedBy, at, p.Decision)
+	}
+	return l.F("denied by %s at %s (%q)", p.DecidedBy, at, p.Decision)
 }
 
 // completePending offers the ids of pending permission requests.
@@ -117,12 +164,13 @@ func (env *Env) completePending(cmd *cobra.Command, args []string, toComplete st
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	l := env.lang()
 	var out []string
 	for _, p := range list.Permissions {
 		if strings.HasPrefix(p.MailID, toComplete) {
 			what := permissionCall(&p)
 			if what == "" {
-				what = "(no tool call) " + oneLine(printable(p.Question), 40)
+				what = l.S("(no tool call) ") + oneLine(printable(p.Question), 40)
 			}
 			out = append(out, p.MailID+"\t"+p.AgentName+": "+oneLine(what, 60))
 		}

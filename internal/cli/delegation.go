@@ -56,7 +56,7 @@ func refOf(s *client.Session) client.SessionRef {
 // print writes the chain: "Delegated from:" with the origins, top first,
 // down to this session, then one "Delegated to AGENT: ALIAS (USED/MAX
 // rounds)" line per session delegated from it. A nil chain prints nothing.
-func (ch *sessionChain) print(w io.Writer) {
+func (ch *sessionChain) print(w io.Writer, l lang) {
 	if ch == nil {
 		return
 	}
@@ -65,11 +65,11 @@ func (ch *sessionChain) print(w io.Writer) {
 		for _, o := range ch.up {
 			steps = append(steps, refText(o))
 		}
-		steps = append(steps, refText(ch.self)+" (this session)")
-		fmt.Fprintf(w, "Delegated from: %s\n", strings.Join(steps, " > "))
+		steps = append(steps, refText(ch.self)+l.S(" (this session)"))
+		fmt.Fprint(w, l.F("Delegated from: %s\n", strings.Join(steps, " > ")))
 	}
 	for _, d := range ch.delegations {
-		fmt.Fprintf(w, "Delegated to %s: %s (%s)\n", oneLine(printable(d.AgentName), 60), oneLine(printable(d.Alias), 80), roundsText(d))
+		fmt.Fprint(w, l.F("Delegated to %s: %s (%s)\n", oneLine(printable(d.AgentName), 60), oneLine(printable(d.Alias), 80), roundsText(l, d)))
 	}
 }
 
@@ -84,9 +84,9 @@ func refText(r client.SessionRef) string {
 
 // roundsText is the session's own rounds: "2/20 rounds", or "2 rounds, no
 // limit" for an unlimited budget.
-func roundsText(r client.SessionRef) string {
+func roundsText(l lang, r client.SessionRef) string {
 	if r.BudgetMax == 0 {
-		return fmt.Sprintf("%d rounds, no limit", r.UsedRounds)
+		return l.F("%d rounds, no limit", r.UsedRounds)
 	}
-	return fmt.Sprintf("%d/%d rounds", r.UsedRounds, r.BudgetMax)
+	return l.F("%d/%d rounds", r.UsedRounds, r.BudgetMax)
 }

@@ -110,9 +110,10 @@ to export every conversation on the gateway.`,
 				}
 			}
 			if n == 0 {
-				fmt.Fprintf(env.Stdout, "Nothing new since the last export into %s.\n", out)
+				env.outf("Nothing new since the last export into %s.\n", out)
 			} else {
-				fmt.Fprintf(env.Stdout, "Wrote %s in %s into %s.\n", countText(n, "new mail", "new mails"), countText(sessions, "session", "sessions"), out)
+				l := env.lang()
+				env.outf("Wrote %s in %s into %s.\n", countWords(l, n, "1 new mail", "%d new mails"), countWords(l, sessions, "1 session", "%d sessions"), out)
 			}
 			return nil
 		},
@@ -120,7 +121,7 @@ to export every conversation on the gateway.`,
 	cmd.Flags().StringVar(&out, "out", "", "the directory to write (created when missing)")
 	cmd.Flags().BoolVar(&useGit, "git", false, "keep DIR as a git repository, one commit per run")
 	cmd.Flags().BoolVar(&all, "all", false, "every conversation on the gateway (admins only)")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // runExport fetches the mails after the stored cursor and rewrites the
@@ -156,7 +157,7 @@ func exportInto(ctx context.Context, c *client.Client, dir string, all bool) (n,
 			return 0, 0, prev, fmt.Errorf("export: %s is not an export state file: %w", statePath, err)
 		}
 		if st.All != all {
-			return 0, 0, prev, usageErr("export: %s was exported %s; run with the same --all, or choose another --out", dir, map[bool]string{true: "with --all", false: "without --all"}[st.All])
+			return 0, 0, prev, usageErr("export: %s was exported %s; run with the same --all, or choose another --out", dir, map[bool]word{true: "with --all", false: "without --all"}[st.All])
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return 0, 0, prev, err
@@ -407,6 +408,14 @@ func commitExport(ctx context.Context, dir string, n int) error {
 	msg := fmt.Sprintf("agentmail export %s: %s", time.Now().UTC().Format(time.RFC3339), countText(n, "new mail", "new mails"))
 	_, err = git("commit", append(append(ident, "commit", "-q", "-m", msg), own...)...)
 	return err
+}
+
+// countWords is the text one for n = 1, else the format many with n, in l.
+func countWords(l lang, n int, one, many string) string {
+	if n == 1 {
+		return l.S(one)
+	}
+	return l.F(many, n)
 }
 
 // countText is "1 new mail", "2 new mails".

@@ -46,15 +46,15 @@ func sizeText(n int64) string {
 }
 
 // budgetText gives "3 of 20 rounds left" or "unlimited" (max 0).
-func budgetText(remaining, max int) string {
+func budgetText(l lang, remaining, max int) string {
 	if max == 0 {
-		return "unlimited"
+		return l.S("unlimited")
 	}
-	return fmt.Sprintf("%d of %d rounds left", remaining, max)
+	return l.F("%d of %d rounds left", remaining, max)
 }
 
 // mailSubject is the subject as listed, with the kind of a special mail.
-func mailSubject(m client.Mail) string {
+func mailSubject(l lang, m client.Mail) string {
 	s := oneLine(m.Subject, 70)
 	switch m.MailType {
 	case client.MailTypePermissionRequest:
@@ -62,13 +62,13 @@ func mailSubject(m client.Mail) string {
 		if m.Permission != nil && m.Permission.Status != "" {
 			state = m.Permission.Status
 		}
-		return "[permission " + state + "] " + s
+		return l.F("[permission %s] ", word(state)) + s
 	case client.MailTypePermissionDecision:
-		return "[decision] " + s
+		return l.S("[decision] ") + s
 	case client.MailTypeFailureReport:
-		return "[failure] " + s
+		return l.S("[failure] ") + s
 	case client.MailTypeReminder:
-		return "[reminder] " + s
+		return l.S("[reminder] ") + s
 	}
 	return s
 }
@@ -90,58 +90,58 @@ func recipientsText(m *client.Mail, role string) string {
 
 // printMail writes a mail with its headers, the delegation chain of its
 // session (nil: none), attachments, permission state and body.
-func printMail(w io.Writer, m *client.Mail, chain *sessionChain) {
+func printMail(w io.Writer, l lang, m *client.Mail, chain *sessionChain) {
 	from := m.FromName
 	if m.FromAddress != "" && m.FromAddress != m.FromName {
 		from += " <" + m.FromAddress + ">"
 	}
-	fmt.Fprintf(w, "Mail:     %s\n", m.MailID)
-	fmt.Fprintf(w, "From:     %s\n", from)
+	fmt.Fprint(w, l.F("Mail:     %s\n", m.MailID))
+	fmt.Fprint(w, l.F("From:     %s\n", from))
 	if to := recipientsText(m, "to"); to != "" {
-		fmt.Fprintf(w, "To:       %s\n", to)
+		fmt.Fprint(w, l.F("To:       %s\n", to))
 	}
 	if cc := recipientsText(m, "cc"); cc != "" {
-		fmt.Fprintf(w, "Cc:       %s\n", cc)
+		fmt.Fprint(w, l.F("Cc:       %s\n", cc))
 	}
-	fmt.Fprintf(w, "Date:     %s\n", timeText(m.CreatedAt))
+	fmt.Fprint(w, l.F("Date:     %s\n", timeText(m.CreatedAt)))
 	session := m.SessionAlias
 	if session == "" {
 		session = m.SessionID
 	}
-	fmt.Fprintf(w, "Session:  %s\n", session)
-	chain.print(w) // delegation.go
+	fmt.Fprint(w, l.F("Session:  %s\n", session))
+	chain.print(w, l) // delegation.go
 	if m.ParentMailID != "" {
-		fmt.Fprintf(w, "Reply to: %s\n", m.ParentMailID)
+		fmt.Fprint(w, l.F("Reply to: %s\n", m.ParentMailID))
 	}
 	if m.MailType != "" && m.MailType != client.MailTypeNormal {
-		fmt.Fprintf(w, "Type:     %s\n", m.MailType)
+		fmt.Fprint(w, l.F("Type:     %s\n", word(m.MailType)))
 	}
-	printMailOptions(w, m) // coordination.go
-	fmt.Fprintf(w, "Subject:  %s\n", oneLine(m.Subject, maxSubjectRunes))
+	printMailOptions(w, l, m) // coordination.go
+	fmt.Fprint(w, l.F("Subject:  %s\n", oneLine(m.Subject, maxSubjectRunes)))
 	for i, a := range m.Attachments {
 		if i == 0 {
-			fmt.Fprintln(w, "Attachments:")
+			fmt.Fprintln(w, l.S("Attachments:"))
 		}
-		fmt.Fprintf(w, "  %s  %s (%s)\n", a.AttachmentID, oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size))
+		fmt.Fprint(w, l.F("  %s  %s (%s)\n", a.AttachmentID, oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size)))
 	}
 	if p := m.Permission; p != nil {
-		fmt.Fprintf(w, "Permission: %s\n", p.Status)
+		fmt.Fprint(w, l.F("Permission: %s\n", word(p.Status)))
 		if call := permissionCall(p); call != "" {
-			fmt.Fprintf(w, "  will run: %s\n", call)
+			fmt.Fprint(w, l.F("  will run: %s\n", call))
 		} else {
-			fmt.Fprintln(w, "  will run: nothing named (the agent names no tool call; only its own words below say what it wants)")
+			fmt.Fprintln(w, l.S("  will run: nothing named (the agent names no tool call; only its own words below say what it wants)"))
 		}
-		fmt.Fprintln(w, "  the agent's own words (not checked by AgentMail):")
+		fmt.Fprintln(w, l.S("  the agent's own words (not checked by AgentMail):"))
 		printAgentWords(w, p.Question)
 		if strings.TrimSpace(p.Context) != "" {
 			printAgentWords(w, p.Context)
 		}
 		if p.Status == "pending" {
-			fmt.Fprintf(w, "  decide:   agentmail approve %s [--always] | agentmail deny %s\n", m.MailID, m.MailID)
+			fmt.Fprint(w, l.F("  decide:   agentmail approve %s [--always] | agentmail deny %s\n", m.MailID, m.MailID))
 		} else {
-			fmt.Fprintf(w, "  decided:  %s by %s via %s", p.Decision, p.DecidedBy, p.DecidedVia)
+			fmt.Fprint(w, l.F("  decided:  %s by %s via %s", p.Decision, p.DecidedBy, word(p.DecidedVia)))
 			if p.DecidedAt != nil {
-				fmt.Fprintf(w, " at %s", timeText(*p.DecidedAt))
+				fmt.Fprint(w, l.F(" at %s", timeText(*p.DecidedAt)))
 			}
 			fmt.Fprintln(w)
 		}

@@ -54,7 +54,7 @@ When the gateway cannot be reached the commit goes ahead with a warning.`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(newGuardInstallCommand(env), newGuardCheckCommand(env))
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 func newGuardInstallCommand(env *Env) *cobra.Command {
@@ -71,35 +71,38 @@ pre-commit hook that is not the guard's is kept unless --force replaces it
 		RunE: func(cmd *cobra.Command, args []string) error {
 			hooks, err := gitOutput(repo, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
 			if err != nil {
-				return &Error{Code: ExitUsage, Msg: "guard install: not a git repository (run it inside one, or give --repo)", Err: err}
+				if repo != "" {
+					return usageErr("guard install: %s is not in a git repository; give --repo the directory of your repository", repo)
+				}
+				return usageErr("guard install: this directory is not in a git repository; run it in your repository's directory, or give --repo DIR")
 			}
 			path := filepath.Join(hooks, "pre-commit")
 			if old, err := os.ReadFile(path); err == nil && !bytes.Contains(old, []byte(guardMarker)) && !force {
-				return &Error{Code: ExitConflict, Msg: fmt.Sprintf("guard install: %s already exists and is not the guard's; call agentmail guard check from it, or replace it with --force", path)}
+				return errorf(ExitConflict, nil, "guard install: %s already exists and is not the guard's; call agentmail guard check from it, or replace it with --force", path)
 			}
 			bin, err := os.Executable()
 			if err != nil {
 				bin = "agentmail"
 			}
 			if err := os.MkdirAll(hooks, 0o755); err != nil {
-				return &Error{Code: ExitError, Msg: "guard install: create " + hooks, Err: err}
+				return errorf(ExitError, err, "guard install: create %s", hooks)
 			}
 			tmp := path + ".agentmail-tmp"
 			if err := os.WriteFile(tmp, []byte(guardHook(bin)), 0o755); err != nil {
-				return &Error{Code: ExitError, Msg: "guard install: write " + path, Err: err}
+				return errorf(ExitError, err, "guard install: write %s", path)
 			}
 			if err := os.Rename(tmp, path); err != nil {
 				os.Remove(tmp)
-				return &Error{Code: ExitError, Msg: "guard install: write " + path, Err: err}
+				return errorf(ExitError, err, "guard install: write %s", path)
 			}
-			fmt.Fprintf(env.Stdout, "Installed the reservation guard as %s.\n", path)
-			fmt.Fprintln(env.Stdout, "Commits touching files another agent holds exclusively are now refused; git commit --no-verify skips the check.")
+			env.outf("Installed the reservation guard as %s.\n", path)
+			env.outln("Commits touching files another agent holds exclusively are now refused; git commit --no-verify skips the check.")
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "the repository (default: the current directory's)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing pre-commit hook that is not the guard's")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // guardHook is the pre-commit hook that runs bin's guard check; without
@@ -199,9 +202,9 @@ func (env *Env) guardIdentity() *guardChecker {
 	if err != nil {
 		return nil
 	}
-	who := "your user key"
+	who := env.lang().S("your user key")
 	if cfg.Username != "" {
-		who = "the user key of " + cfg.Username
+		who = env.lang().F("the user key of %s", cfg.Username)
 	}
 	return &guardChecker{who: who, url: cfg.URL, check: c.MeCheckReservations}
 }
@@ -218,12 +221,12 @@ each holder, its reason and when its reservation ends.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.EqualFold(strings.TrimSpace(env.Getenv(EnvGuard)), "off") {
-				fmt.Fprintln(env.Stderr, "agentmail guard: skipped (AGENTMAIL_GUARD=off): reservations were not checked.")
+				env.errf("agentmail guard: skipped (AGENTMAIL_GUARD=off): reservations were not checked.\n")
 				return nil
 			}
 			root, err := gitOutput(repo, "rev-parse", "--show-toplevel")
 			if err != nil {
-				return &Error{Code: ExitUsage, Msg: "guard check: not a git repository", Err: err}
+				return usageErr("guard check: this directory is not in a git repository; run it in your repository's directory")
 			}
 			paths, err := stagedPaths(root)
 			if err != nil {
@@ -234,7 +237,7 @@ each holder, its reason and when its reservation ends.`,
 			}
 			id := env.guardIdentity()
 			if id == nil {
-				fmt.Fprintln(env.Stderr, "agentmail guard: WARNING: no AgentMail key found (AGENTMAIL_TURN_TOKEN, an agent key or agentmail login); this commit was NOT checked against file reservations.")
+				env.errf("agentmail guard: WARNING: no AgentMail key found (AGENTMAIL_TURN_TOKEN, an agent key or agentmail login); this commit was NOT checked against file reservations.\n")
 				return nil
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), guardTimeout)
@@ -254,34 +257,32 @@ each holder, its reason and when its reservation ends.`,
 				}
 			}
 			for _, c := range res.Shared {
-				fmt.Fprintf(env.Stderr, "agentmail guard: note: %s is also reserved (shared) by %s%s.\n", c.Path, c.Held.Holder, heldText(c.Held))
+				env.errf("agentmail guard: note: %s is also reserved (shared) by %s%s.\n", c.Path, c.Held.Holder, heldText(env.lang(), c.Held))
 			}
 			if len(res.Blocking) == 0 {
 				return nil
 			}
-			var b strings.Builder
-			b.WriteString("agentmail guard: commit refused: another agent holds these paths exclusively:\n")
+			env.errf("agentmail guard: commit refused: another agent holds these paths exclusively:\n")
 			for _, c := range res.Blocking {
-				fmt.Fprintf(&b, "  %s  held by %s%s\n", c.Path, c.Held.Holder, heldText(c.Held))
+				env.errf("  %s  held by %s%s\n", c.Path, c.Held.Holder, heldText(env.lang(), c.Held))
 			}
-			b.WriteString("Agree with the holder (write to them), wait until the reservation ends, or commit anyway with\n")
-			b.WriteString("  git commit --no-verify      (or AGENTMAIL_GUARD=off git commit ...)\n")
-			fmt.Fprint(env.Stderr, b.String())
-			return &Error{Code: ExitConflict, Msg: fmt.Sprintf("guard check: %d staged path(s) reserved by other agents", len(res.Blocking))}
+			env.errf("Agree with the holder (write to them), wait until the reservation ends, or commit anyway with\n")
+			env.errf("  git commit --no-verify      (or AGENTMAIL_GUARD=off git commit ...)\n")
+			return errorf(ExitConflict, nil, "guard check: %d staged path(s) reserved by other agents", len(res.Blocking))
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "the repository (default: the current directory's)")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // heldText says why and until when a reservation holds.
-func heldText(r client.Reservation) string {
-	s := fmt.Sprintf(" (pattern %s", r.Path)
+func heldText(l lang, r client.Reservation) string {
+	s := l.F(" (pattern %s", r.Path)
 	if r.Reason != "" {
-		s += fmt.Sprintf(", reason %q", r.Reason)
+		s += l.F(", reason %q", r.Reason)
 	}
 	left := time.Until(r.ExpiresAt).Round(time.Minute)
-	return s + fmt.Sprintf(", until %s, %s left)", timeText(r.ExpiresAt), strings.TrimSuffix(left.String(), "0s"))
+	return s + l.F(", until %s, %s left)", timeText(r.ExpiresAt), strings.TrimSuffix(left.String(), "0s"))
 }
 
 // guardUnchecked lets the commit through with a warning when the gateway
@@ -290,9 +291,9 @@ func guardUnchecked(env *Env, id *guardChecker, err error) error {
 	why := err.Error()
 	var api *client.APIError
 	if errors.As(err, &api) {
-		why = fmt.Sprintf("the gateway answered %d: %s", api.Status, api.Message())
+		why = env.lang().F("the gateway answered %d: %s", api.Status, api.Message())
 	}
-	fmt.Fprintf(env.Stderr, "agentmail guard: WARNING: could not check file reservations with %s at %s (%s).\n", id.who, id.url, why)
-	fmt.Fprintln(env.Stderr, "agentmail guard: the commit goes ahead UNCHECKED; make sure no other agent is editing these files.")
+	env.errf("agentmail guard: WARNING: could not check file reservations with %s at %s (%s).\n", id.who, id.url, why)
+	env.errf("agentmail guard: the commit goes ahead UNCHECKED; make sure no other agent is editing these files.\n")
 	return nil
 }

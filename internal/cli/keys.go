@@ -30,7 +30,7 @@ func NewKeysCommand(env *Env) *cobra.Command {
 		return nil
 	}
 	cmd.AddCommand(newKeysListCommand(env), newKeysCreateCommand(env), newKeysRevokeCommand(env))
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 func newKeysListCommand(env *Env) *cobra.Command {
@@ -56,30 +56,30 @@ func newKeysListCommand(env *Env) *cobra.Command {
 				return env.printJSON(list)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, " \tKEY ID\tLABEL\tLIFECYCLE\tPREFIX\tCREATED\tLAST USED\tSTATE")
+			fmt.Fprintln(tw, env.lang().S(" \tKEY ID\tLABEL\tLIFECYCLE\tPREFIX\tCREATED\tLAST USED\tSTATE"))
 			for _, k := range list.Keys {
 				mark := " "
 				if k.KeyID == cfg.KeyID {
 					mark = "*"
 				}
-				last := "never"
+				last := env.lang().S("never")
 				if k.LastUsedAt != nil {
 					last = timeText(*k.LastUsedAt)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, k.KeyID, k.Label, lifecycleText(k), k.Prefix, timeText(k.CreatedAt), last, keyState(k))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, k.KeyID, k.Label, lifecycleText(env.lang(), k), k.Prefix, timeText(k.CreatedAt), last, env.lang().S(keyState(k)))
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's KeyList JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
-func lifecycleText(k client.KeyInfo) string {
+func lifecycleText(l lang, k client.KeyInfo) string {
 	if k.Lifecycle == client.LifecycleTimed && k.ExpiresAt != nil {
-		return "timed until " + timeText(*k.ExpiresAt)
+		return l.F("timed until %s", timeText(*k.ExpiresAt))
 	}
-	return k.Lifecycle
+	return l.S(k.Lifecycle)
 }
 
 func keyState(k client.KeyInfo) string {
@@ -114,7 +114,7 @@ RFC 3339 time) makes a timed key; one_time keys die after their first use.`,
 			if expires != "" {
 				t, err := parseExpiry(expires, time.Now())
 				if err != nil {
-					return usageErr("keys create: --expires %q: %v", expires, err)
+					return usageErr("keys create: --expires %q: %s", expires, word(err.Error()))
 				}
 				req.ExpiresAt = &t
 				if !cmd.Flags().Changed("lifecycle") {
@@ -144,8 +144,8 @@ RFC 3339 time) makes a timed key; one_time keys die after their first use.`,
 			if asJSON {
 				return env.printJSON(key)
 			}
-			fmt.Fprintf(env.Stdout, "Created key %s (%s, %s)\n", key.KeyID, label, req.Lifecycle)
-			fmt.Fprintf(env.Stdout, "Token (shown once, store it now): %s\n", key.KeyToken)
+			env.outf("Created key %s (%s, %s)\n", key.KeyID, label, req.Lifecycle)
+			env.outf("Token (shown once, store it now): %s\n", key.KeyToken)
 			return nil
 		},
 	}
@@ -153,7 +153,7 @@ RFC 3339 time) makes a timed key; one_time keys die after their first use.`,
 	cmd.Flags().StringVar(&lifecycle, "lifecycle", client.LifecyclePermanent, "permanent, one_time or timed")
 	cmd.Flags().StringVar(&expires, "expires", "", "expiry of a timed key: a duration (24h) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's CreatedKey JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // parseExpiry reads a duration from now or an RFC 3339 time in the future.
@@ -188,12 +188,12 @@ func newKeysRevokeCommand(env *Env) *cobra.Command {
 			if err := c.DeleteUserKey(cmd.Context(), args[0]); err != nil {
 				return apiErr("keys revoke "+args[0], err)
 			}
-			fmt.Fprintf(env.Stdout, "Revoked key %s\n", args[0])
+			env.outf("Revoked key %s\n", args[0])
 			if args[0] == cfg.KeyID {
-				fmt.Fprintln(env.Stdout, "That was the key of this client; run agentmail login again.")
+				env.outln("That was the key of this client; run agentmail login again.")
 			}
 			return nil
 		},
 	}
-	return setup(cmd)
+	return env.setup(cmd)
 }

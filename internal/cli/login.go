@@ -96,14 +96,18 @@ without echo, or read from stdin with --password-stdin:
 			}
 			if key.KeyToken == "" {
 				_ = c.Logout(ctx)
-				return &Error{Code: ExitError, Msg: "login: the gateway created key " + key.KeyID + " but returned no token"}
+				return errorf(ExitError, nil, "login: the gateway created key %s but returned no token", key.KeyID)
 			}
 			if prev != nil && prev.KeyID != "" && prev.KeyID != key.KeyID && prev.Username == lr.Username && sameGateway(prev.URL, c.BaseURL()) {
 				if err := c.DeleteUserKey(ctx, prev.KeyID); err != nil && !client.IsNotFound(err) {
-					fmt.Fprintf(env.Stderr, "warning: could not revoke the previous key %s: %v\n", prev.KeyID, err)
+					env.errf("warning: could not revoke the previous key %s: %v\n", prev.KeyID, err)
 				}
 			}
-			cfg := &Config{URL: c.BaseURL(), Token: key.KeyToken, Username: lr.Username, KeyID: key.KeyID}
+			cfg := &Config{URL: c.BaseURL(), Token: key.KeyToken, Username: lr.Username, KeyID: key.KeyID, Language: string(langEN)}
+			if me, err := c.Me(ctx); err == nil && me.Language == string(langZH) {
+				cfg.Language = me.Language
+			}
+			env.language = lang(cfg.Language)
 			path, err := env.saveConfig(cfg)
 			if err != nil {
 				_ = c.DeleteUserKey(ctx, key.KeyID) // do not leave an unstored key behind
@@ -114,7 +118,7 @@ without echo, or read from stdin with --password-stdin:
 			if asJSON {
 				return env.printJSON(map[string]any{"url": cfg.URL, "username": lr.Username, "role": lr.Role, "key_id": key.KeyID, "label": label, "config": path})
 			}
-			fmt.Fprintf(env.Stdout, "Logged in to %s as %s (%s).\nUser key %s (%s, %s) saved in %s\n", cfg.URL, lr.Username, lr.Role, key.KeyID, label, shortToken(key.KeyToken), path)
+			env.outf("Logged in to %s as %s (%s).\nUser key %s (%s, %s) saved in %s\n", cfg.URL, lr.Username, lr.Role, key.KeyID, label, shortToken(key.KeyToken), path)
 			return nil
 		},
 	}
@@ -123,7 +127,7 @@ without echo, or read from stdin with --password-stdin:
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from stdin")
 	cmd.Flags().StringVar(&label, "label", "", "label of the created key (default cli@<hostname>)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // sameGateway compares two gateway URLs, ignoring a trailing slash or /api/v1.
@@ -134,16 +138,16 @@ func sameGateway(a, b string) bool {
 // prompt asks on Stderr and reads one line; an empty answer takes def.
 func (e *Env) prompt(label, def string) (string, error) {
 	if def != "" {
-		fmt.Fprintf(e.Stderr, "%s [%s]: ", label, def)
+		e.errf("%s [%s]: ", word(label), def)
 	} else {
-		fmt.Fprintf(e.Stderr, "%s: ", label)
+		e.errf("%s: ", word(label))
 	}
 	line, err := e.readLine()
 	if err != nil {
 		if err == io.EOF {
-			return "", usageErr("login: no answer for %s on stdin; pass it as a flag", strings.ToLower(label))
+			return "", usageErr("login: no answer for %s on stdin; pass it as a flag", word(strings.ToLower(label)))
 		}
-		return "", &Error{Code: ExitError, Msg: "read " + label, Err: err}
+		return "", errorf(ExitError, err, "read %s", word(strings.ToLower(label)))
 	}
 	line = strings.TrimSpace(line)
 	if line == "" {
@@ -167,7 +171,7 @@ func (e *Env) password(fromStdin bool) (string, error) {
 		}
 		return pw, nil
 	}
-	fmt.Fprint(e.Stderr, "Password: ")
+	e.errf("Password: ")
 	if e.isTerminal() && e.ReadPassword != nil {
 		pw, err := e.ReadPassword()
 		fmt.Fprintln(e.Stderr)
@@ -200,7 +204,7 @@ func NewLogoutCommand(env *Env) *cobra.Command {
 			}
 			cfg := env.readStoredConfig()
 			if cfg == nil {
-				return &Error{Code: ExitAuth, Msg: "not logged in: no key stored in " + path}
+				return errorf(ExitAuth, nil, "not logged in: no key stored in %s", path)
 			}
 			if !keep && cfg.KeyID != "" {
 				var opts []client.Option
@@ -213,16 +217,16 @@ func NewLogoutCommand(env *Env) *cobra.Command {
 				}
 			}
 			if err := os.Remove(path); err != nil {
-				return &Error{Code: ExitError, Msg: "logout: delete " + path, Err: err}
+				return errorf(ExitError, err, "logout: delete %s", path)
 			}
 			if keep {
-				fmt.Fprintf(env.Stdout, "Forgot the key of %s at %s (still valid on the gateway); removed %s\n", cfg.Username, cfg.URL, path)
+				env.outf("Forgot the key of %s at %s (still valid on the gateway); removed %s\n", cfg.Username, cfg.URL, path)
 			} else {
-				fmt.Fprintf(env.Stdout, "Logged out of %s: key %s revoked, %s removed\n", cfg.URL, cfg.KeyID, path)
+				env.outf("Logged out of %s: key %s revoked, %s removed\n", cfg.URL, cfg.KeyID, path)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep-key", false, "do not revoke the key, only delete the config file")
-	return setup(cmd)
+	return env.setup(cmd)
 }

@@ -108,7 +108,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 			}
 			if !bodySet {
 				if env.isTerminal() {
-					fmt.Fprintln(env.Stderr, "Type the body, end with Ctrl-D:")
+					env.errf("Type the body, end with Ctrl-D:\n")
 				}
 				raw, err := io.ReadAll(env.in())
 				if err != nil {
@@ -130,7 +130,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 				} else {
 					f, ferr := os.Open(a)
 					if ferr != nil {
-						return &Error{Code: ExitError, Msg: "send: open " + a, Err: ferr}
+						return errorf(ExitError, ferr, "send: open %s", a)
 					}
 					att, err = c.MeUploadAttachment(ctx, filepath.Base(a), f)
 					f.Close()
@@ -155,17 +155,17 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 			if session == "" {
 				session = res.SessionID
 			}
-			fmt.Fprintf(env.Stdout, "Sent %s to %s\n", res.MailID, to)
-			state := "existing session"
+			env.outf("Sent %s to %s\n", res.MailID, to)
+			state := word("existing session")
 			if res.NewSession {
-				state = "new session"
+				state = word("new session")
 			}
-			fmt.Fprintf(env.Stdout, "Session %s (%s, budget %s)\n", session, state, budgetText(res.BudgetRemaining, res.BudgetMax))
+			env.outf("Session %s (%s, budget %s)\n", session, state, budgetText(env.lang(), res.BudgetRemaining, res.BudgetMax))
 			for _, a := range uploaded {
-				fmt.Fprintf(env.Stdout, "Attached %s (%s) as %s\n", oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size), a.AttachmentID)
+				env.outf("Attached %s (%s) as %s\n", oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size), a.AttachmentID)
 			}
 			if res.Status != "" && res.Status != "sent" {
-				fmt.Fprintf(env.Stdout, "Status: %s\n", res.Status)
+				env.outf("Status: %s\n", res.Status)
 			}
 			return nil
 		},
@@ -184,7 +184,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 	f.BoolVar(&ack, "ack", false, "ask every recipient to acknowledge the mail (see agentmail acks)")
 	f.IntVar(&ackWithin, "ack-within", 0, "with --ack: minutes until an acknowledgement is overdue, 1 to 43200 (default 1440)")
 	f.BoolVar(&asJSON, "json", false, "print the answer as JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // NewInboxCommand returns `agentmail inbox`: unread mails by default, all
@@ -224,29 +224,29 @@ func NewInboxCommand(env *Env) *cobra.Command {
 			}
 			if len(list.Mails) == 0 {
 				if all {
-					fmt.Fprintln(env.Stdout, "No mail.")
+					env.outln("No mail.")
 				} else {
-					fmt.Fprintln(env.Stdout, "No unread mail.")
+					env.outln("No unread mail.")
 				}
 				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, " \t \tID\tDATE\tFROM\tSUBJECT")
+			fmt.Fprintln(tw, env.lang().S(" \t \tID\tDATE\tFROM\tSUBJECT"))
 			for _, m := range list.Mails {
 				mark := " "
 				if !m.Read {
 					mark = "*"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, importanceMark(m.Importance), m.MailID, timeText(m.CreatedAt), m.FromName, mailSubject(m))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, importanceMark(m.Importance), m.MailID, timeText(m.CreatedAt), m.FromName, mailSubject(env.lang(), m))
 			}
 			tw.Flush()
-			fmt.Fprintf(env.Stdout, "%d unread\n", list.Unread)
+			env.outf("%d unread\n", list.Unread)
 			if list.NextCursor != "" {
 				more := "agentmail inbox --cursor " + list.NextCursor
 				if all {
 					more = "agentmail inbox --all --cursor " + list.NextCursor
 				}
-				fmt.Fprintf(env.Stdout, "More: %s\n", more)
+				env.outf("More: %s\n", more)
 			}
 			return nil
 		},
@@ -257,7 +257,7 @@ func NewInboxCommand(env *Env) *cobra.Command {
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page")
 	cmd.Flags().StringVar(&importance, "importance", "", "only mails of these levels, comma-separated (low, normal, high, urgent)")
 	cmd.Flags().StringVar(&sortBy, "sort", "", "date (default) or importance (most important first)")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // NewShowCommand returns `agentmail show ID`: the whole mail
@@ -299,9 +299,9 @@ func NewShowCommand(env *Env) *cobra.Command {
 			if asJSON {
 				return env.printJSON(m)
 			}
-			printMail(env.Stdout, m, readSessionChain(ctx, c, m.SessionID))
+			printMail(env.Stdout, env.lang(), m, readSessionChain(ctx, c, m.SessionID))
 			for _, p := range saved {
-				fmt.Fprintf(env.Stdout, "Saved %s\n", p)
+				env.outf("Saved %s\n", p)
 			}
 			return nil
 		},
@@ -310,7 +310,7 @@ func NewShowCommand(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Mail JSON")
 	cmd.Flags().BoolVar(&keepUnread, "keep-unread", false, "do not mark the mail read")
 	cmd.Flags().StringVar(&saveDir, "save", "", "download the attachments into this directory")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // saveAttachment streams one attachment into dir under its own base name,
@@ -328,14 +328,14 @@ func (env *Env) saveAttachment(cmd *cobra.Command, c *client.Client, a client.At
 	p := filepath.Join(dir, name)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return "", &Error{Code: ExitError, Msg: "save " + a.Filename + " (remove the existing file or choose another --save directory)", Err: err}
+		return "", errorf(ExitError, err, "save %s (remove the existing file or choose another --save directory)", a.Filename)
 	}
 	if _, err := io.Copy(f, rc); err != nil {
 		f.Close()
-		return "", &Error{Code: ExitError, Msg: "save " + p, Err: err}
+		return "", errorf(ExitError, err, "save %s", p)
 	}
 	if err := f.Close(); err != nil {
-		return "", &Error{Code: ExitError, Msg: "save " + p, Err: err}
+		return "", errorf(ExitError, err, "save %s", p)
 	}
 	return p, nil
 }
@@ -367,19 +367,19 @@ func NewTreeCommand(env *Env) *cobra.Command {
 				return env.printJSON(tree)
 			}
 			if tree.HasBefore {
-				fmt.Fprintln(env.Stdout, "  … earlier mails (--before to see more)")
+				env.outln("  … earlier mails (--before to see more)")
 			}
 			for _, n := range tree.Nodes {
 				mark := " "
 				if n.MailID == tree.FocusID {
 					mark = ">"
 				}
-				fmt.Fprintf(env.Stdout, "%s %s%s  %s  %s: %s\n", mark, strings.Repeat("  ", n.Depth), n.MailID, timeText(n.CreatedAt), n.FromName, oneLine(n.Subject, 70))
+				env.outf("%s %s%s  %s  %s: %s\n", mark, strings.Repeat("  ", n.Depth), n.MailID, timeText(n.CreatedAt), n.FromName, oneLine(n.Subject, 70))
 			}
 			if tree.HasAfter {
-				fmt.Fprintln(env.Stdout, "  … later mails (--after to see more)")
+				env.outln("  … later mails (--after to see more)")
 			}
-			fmt.Fprintf(env.Stdout, "%d mails in the conversation\n", tree.Total)
+			env.outf("%d mails in the conversation\n", tree.Total)
 			return nil
 		},
 		ValidArgsFunction: env.completeMailIDs,
@@ -387,7 +387,7 @@ func NewTreeCommand(env *Env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's Tree JSON")
 	cmd.Flags().IntVar(&before, "before", 0, "mails before this one to show (default: the gateway's, 20)")
 	cmd.Flags().IntVar(&after, "after", 0, "mails after this one to show (default: the gateway's, 20)")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // completeMailIDs offers the ids of the newest mails for shell completion.

@@ -34,6 +34,9 @@ Other web sign-ins of yours end; user keys (this command line's too) keep workin
 			if err != nil {
 				return err
 			}
+			if next == current {
+				return usageErr("passwd: the new password is the one you have now; choose a different one (nothing was changed)")
+			}
 			c, cfg, err := env.newClient()
 			if err != nil {
 				return err
@@ -43,14 +46,14 @@ Other web sign-ins of yours end; user keys (this command line's too) keep workin
 			}
 			who := cfg.Username
 			if who == "" {
-				who = "you"
+				who = env.lang().S("you")
 			}
-			fmt.Fprintf(env.Stdout, "Password changed for %s. Other web sign-ins are signed out; user keys keep working.\n", who)
+			env.outf("Password changed for %s. Other web sign-ins are signed out; user keys keep working.\n", who)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&fromStdin, "password-stdin", false, "read two lines from stdin: the current password, then the new one")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // passwords reads the current and the new password for passwd. Errors
@@ -69,7 +72,7 @@ func (e *Env) passwords(fromStdin bool) (string, string, error) {
 		return "", "", usageErr("passwd: no terminal to ask on; use --password-stdin with two lines (current, new)")
 	}
 	ask := func(label string) (string, error) {
-		fmt.Fprint(e.Stderr, label+": ")
+		e.errf("%s: ", word(label))
 		pw, err := e.ReadPassword()
 		fmt.Fprintln(e.Stderr)
 		if err != nil {

@@ -36,40 +36,40 @@ A queued run waits for a free turn: the line says how many are ahead and how man
 			}
 			if len(l.Runs) == 0 {
 				if all {
-					fmt.Fprintln(env.Stdout, "No runs yet in your conversations.")
+					env.outln("No runs yet in your conversations.")
 				} else {
-					fmt.Fprintln(env.Stdout, "No agent is working in your conversations right now (agentmail runs --all shows the earlier runs).")
+					env.outln("No agent is working in your conversations right now (agentmail runs --all shows the earlier runs).")
 				}
 				return nil
 			}
 			now := time.Now()
 			for _, r := range l.Runs {
-				fmt.Fprintln(env.Stdout, RunLine(r, now))
+				fmt.Fprintln(env.Stdout, runLine(env.lang(), r, now))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "also the runs that ended")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's RunList JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
-// RunLine is one run as `agentmail runs` prints it: id, agent, state (with
+// runLine is one run as `agentmail runs` prints it: id, agent, state (with
 // the queue place, the stop or the error), duration, tool calls, last tool.
-func RunLine(r client.Run, now time.Time) string {
-	state := r.State
+func runLine(l lang, r client.Run, now time.Time) string {
+	state := l.S(r.State)
 	switch {
 	case r.State == client.RunQueued:
-		state = fmt.Sprintf("queued: waiting for a free turn, %d ahead (the bridge runs at most %d at once)", r.QueuePosition, r.MaxTurns)
+		state = l.F("queued: waiting for a free turn, %d ahead (the bridge runs at most %d at once)", r.QueuePosition, r.MaxTurns)
 	case r.StopReason == client.StopReasonStopped:
-		state = fmt.Sprintf("stopped by %s", r.StoppedBy)
+		state = l.F("stopped by %s", r.StoppedBy)
 		if r.Quiescence == client.QuiescenceUnproven {
-			state += " (its processes could not all be shown gone)"
+			state += l.S(" (its processes could not all be shown gone)")
 		}
 	case r.State == client.RunRunning && r.StopRequestedAt != nil:
-		state = "stopping (asked by " + r.StoppedBy + ")"
+		state = l.F("stopping (asked by %s)", r.StoppedBy)
 	case r.State == client.RunFailed && r.Error != "":
-		state = "failed: " + oneLine(printable(r.Error), 80)
+		state = l.F("failed: %s", oneLine(printable(r.Error), 80))
 	}
 	d := time.Duration(r.DurationMS) * time.Millisecond
 	if r.State == client.RunRunning && !r.StartedAt.IsZero() {
@@ -78,13 +78,13 @@ func RunLine(r client.Run, now time.Time) string {
 	parts := []string{r.RunID, r.AgentName, state}
 	if r.State != client.RunQueued {
 		parts = append(parts, d.Round(time.Second).String())
-		calls := fmt.Sprintf("%d tool calls", r.ToolCalls)
+		calls := l.F("%d tool calls", r.ToolCalls)
 		if r.ToolCalls == 1 {
-			calls = "1 tool call"
+			calls = l.S("1 tool call")
 		}
 		parts = append(parts, calls)
 		if r.LastTool != "" {
-			parts = append(parts, "last: "+oneLine(printable(r.LastTool+" "+r.LastToolInput), 60))
+			parts = append(parts, l.F("last: %s", oneLine(printable(r.LastTool+" "+r.LastToolInput), 60)))
 		}
 	}
 	return strings.Join(parts, "  ")
@@ -115,10 +115,10 @@ A run that already ended exits with 4.`,
 			if asJSON {
 				return env.printJSON(resp)
 			}
-			fmt.Fprintf(env.Stdout, "Stopping run %s of %s; agentmail runs --all shows when it has stopped.\n", resp.Run.RunID, resp.Run.AgentName)
+			env.outf("Stopping run %s of %s; agentmail runs --all shows when it has stopped.\n", resp.Run.RunID, resp.Run.AgentName)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's RunStopResponse JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,7 +28,7 @@ in «». Queries are at most 200 characters.`,
 		Example: `  agentmail search deploy from:claude
   agentmail search '"build cache"' after:2026-11-01
   agentmail search 部署 is:unread`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1, "words to search for"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 || limit > 100 {
 				return usageErr("search: --limit must be 1 to 100")
@@ -50,7 +49,7 @@ in «». Queries are at most 200 characters.`,
 				return env.printJSON(r)
 			}
 			if len(r.Hits) == 0 {
-				fmt.Fprintln(env.Stdout, "No mail matches.")
+				env.outln("No mail matches.")
 				return nil
 			}
 			for _, h := range r.Hits {
@@ -59,14 +58,14 @@ in «». Queries are at most 200 characters.`,
 				if m.Role != "" && !m.Read {
 					mark = "*"
 				}
-				fmt.Fprintf(env.Stdout, "%s %s  %s  %s  %s\n    %s\n", mark, m.MailID, timeText(m.CreatedAt), m.FromName, m.SessionAlias,
+				env.outf("%s %s  %s  %s  %s\n    %s\n", mark, m.MailID, timeText(m.CreatedAt), m.FromName, m.SessionAlias,
 					oneLine(spansText(h.Subject), 100))
 				if s := strings.TrimSpace(printable(spansText(h.Snippet))); s != "" {
-					fmt.Fprintf(env.Stdout, "    %s\n", s)
+					env.outf("    %s\n", s)
 				}
 			}
 			if r.NextCursor != "" {
-				fmt.Fprintf(env.Stdout, "More: agentmail search --cursor %s %s\n", r.NextCursor, shellQuoteArgs(args, newest))
+				env.outf("More: agentmail search --cursor %s %s\n", r.NextCursor, shellQuoteArgs(args, newest))
 			}
 			return nil
 		},
@@ -75,7 +74,7 @@ in «». Queries are at most 200 characters.`,
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many (default 20, at most 100)")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page (the value it printed)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's SearchResults JSON")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // spansText renders highlighted spans with the matches in «».

@@ -77,14 +77,14 @@ with --last-event-id.`,
 				OnConnect: func(id int64) {
 					if !connected {
 						connected = true
-						fmt.Fprintf(env.Stderr, "Watching %s for new mail and permission requests (Ctrl-C to stop)\n", cfg.URL)
+						env.errf("Watching %s for new mail and permission requests (Ctrl-C to stop)\n", cfg.URL)
 					} else {
-						fmt.Fprintf(env.Stderr, "Reconnected, resuming after event %d\n", id)
+						env.errf("Reconnected, resuming after event %d\n", id)
 					}
 				},
 				OnDisconnect: func(err error) {
 					if ctx.Err() == nil {
-						fmt.Fprintf(env.Stderr, "Connection lost (%v); reconnecting…\n", err)
+						env.errf("Connection lost (%v); reconnecting…\n", err)
 					}
 				},
 			})
@@ -106,28 +106,28 @@ with --last-event-id.`,
 					fmt.Fprintln(env.Stdout, string(line))
 					continue
 				}
-				if text := watchText(ev, all, seenPermission); text != "" {
-					fmt.Fprintf(env.Stdout, "%s  %s\n", time.Now().Format("15:04:05"), text)
+				if text := watchText(env.lang(), ev, all, seenPermission); text != "" {
+					env.outf("%s  %s\n", time.Now().Format("15:04:05"), text)
 				}
 			}
 			if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
 				return apiErr("watch", err)
 			}
-			fmt.Fprintf(env.Stderr, "Stopped; resume with: agentmail watch --last-event-id %d\n", st.LastEventID())
+			env.errf("Stopped; resume with: agentmail watch --last-event-id %d\n", st.LastEventID())
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print every event as a JSON line")
 	cmd.Flags().BoolVar(&all, "all", false, "also print session and run updates and your own sent mail")
 	cmd.Flags().Int64Var(&lastID, "last-event-id", 0, "resume after this event id (printed when a watch stops)")
-	return setup(cmd)
+	return env.setup(cmd)
 }
 
 // watchText renders one event as a line, or "" to skip it. A permission
 // request arriving both as new_mail and as permission_request is printed
 // once. The person's own sent mail (new_mail with role "from") is not new
 // mail: it prints only with --all, as "sent mail".
-func watchText(ev client.Event, all bool, seenPermission map[string]bool) string {
+func watchText(l lang, ev client.Event, all bool, seenPermission map[string]bool) string {
 	var d watchData
 	_ = json.Unmarshal(ev.Data, &d)
 	from := d.FromName
@@ -149,16 +149,16 @@ func watchText(ev client.Event, all bool, seenPermission map[string]bool) string
 		what := permissionCall(&client.Permission{ToolSummary: d.ToolSummary, Tool: d.Tool})
 		switch {
 		case what != "":
-			what = "will run " + what
+			what = l.F("will run %s", what)
 		case d.Question == "":
 			what = oneLine(printable(d.Subject), 100)
 		default:
-			what = "no tool call named"
+			what = l.S("no tool call named")
 		}
 		if q := oneLine(printable(d.Question), 60); q != "" {
-			what += fmt.Sprintf(" (the agent's own words: %q)", q)
+			what += l.F(" (the agent's own words: %q)", q)
 		}
-		return fmt.Sprintf("permission request %s from %s: %s  (agentmail approve %s | agentmail deny %s)", d.MailID, from, what, d.MailID, d.MailID)
+		return l.F("permission request %s from %s: %s  (agentmail approve %s | agentmail deny %s)", d.MailID, from, what, d.MailID, d.MailID)
 	}
 	switch ev.Type {
 	case client.EventNewMail:
@@ -166,7 +166,7 @@ func watchText(ev client.Event, all bool, seenPermission map[string]bool) string
 			if !all {
 				return ""
 			}
-			s := fmt.Sprintf("sent mail %s: %s", d.MailID, oneLine(d.Subject, 100))
+			s := l.F("sent mail %s: %s", d.MailID, oneLine(d.Subject, 100))
 			if session != "" {
 				s += "  [" + session + "]"
 			}
@@ -175,7 +175,7 @@ func watchText(ev client.Event, all bool, seenPermission map[string]bool) string
 		if d.MailType == client.MailTypePermissionRequest {
 			return permission()
 		}
-		s := fmt.Sprintf("new mail %s from %s: %s", d.MailID, from, oneLine(d.Subject, 100))
+		s := l.F("new mail %s from %s: %s", d.MailID, from, oneLine(d.Subject, 100))
 		if session != "" {
 			s += "  [" + session + "]"
 		}
@@ -183,20 +183,19 @@ func watchText(ev client.Event, all bool, seenPermission map[string]bool) string
 	case client.EventPermissionRequest:
 		return permission()
 	case client.EventPermissionDecision:
-		verdict := "denied"
 		if d.Approved {
-			verdict = "approved"
+			return l.F("permission %s approved by %s (%s)", d.MailID, d.DecidedBy, d.Decision)
 		}
-		return fmt.Sprintf("permission %s %s by %s (%s)", d.MailID, verdict, d.DecidedBy, d.Decision)
+		return l.F("permission %s denied by %s (%s)", d.MailID, d.DecidedBy, d.Decision)
 	}
 	if !all {
 		return ""
 	}
 	switch ev.Type {
 	case client.EventSessionUpdated:
-		return fmt.Sprintf("session %s updated (%s)", d.SessionID, session)
+		return l.F("session %s updated (%s)", d.SessionID, session)
 	case client.EventRunUpdated:
-		return fmt.Sprintf("run %s in session %s: %s", d.RunID, d.SessionID, d.State)
+		return l.F("run %s in session %s: %s", d.RunID, d.SessionID, word(d.State))
 	}
 	return fmt.Sprintf("%s %s", ev.Type, oneLine(string(ev.Data), 120))
 }

@@ -11,15 +11,15 @@ import (
 func TestWatchSkipsOwnSentMailUnlessAll(t *testing.T) {
 	ev := client.Event{ID: 5, Type: client.EventNewMail,
 		Data: []byte(`{"mail_id":"m9","from_name":"ann","role":"from","subject":"deploy","session_alias":"ship"}`)}
-	if got := watchText(ev, false, map[string]bool{}); got != "" {
+	if got := watchText(langEN, ev, false, map[string]bool{}); got != "" {
 		t.Errorf("without --all: %q", got)
 	}
-	if got := watchText(ev, true, map[string]bool{}); got != "sent mail m9: deploy  [ship]" {
+	if got := watchText(langEN, ev, true, map[string]bool{}); got != "sent mail m9: deploy  [ship]" {
 		t.Errorf("with --all: %q", got)
 	}
 	in := client.Event{ID: 6, Type: client.EventNewMail,
 		Data: []byte(`{"mail_id":"m10","from_name":"claude","role":"to","subject":"done","session_alias":"ship"}`)}
-	if got := watchText(in, false, map[string]bool{}); got != "new mail m10 from claude: done  [ship]" {
+	if got := watchText(langEN, in, false, map[string]bool{}); got != "new mail m10 from claude: done  [ship]" {
 		t.Errorf("received mail: %q", got)
 	}
 }

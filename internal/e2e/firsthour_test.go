@@ -161,7 +161,8 @@ func TestNewcomerCommands(t *testing.T) {
 	if _, err := client.New(gw.URL, client.WithCookieJar()).Login(ctxT(t), client.LoginRequest{Username: "admin", Password: "new-admin-password-1"}); err != nil {
 		t.Fatalf("sign-in with the new password: %v", err)
 	}
-	if r = runCLI(t, home, "wrong\nanother-password-1\n", "passwd", "--password-stdin"); r.code == 0 || !strings.Contains(r.stderr, "current_password") {
+	if r = runCLI(t, home, "wrong\nanother-password-1\n", "passwd", "--password-stdin"); r.code == 0 ||
+		!strings.Contains(r.stderr, "the current password is wrong") || strings.Contains(r.stderr, "current_password") {
 		t.Fatalf("passwd with a wrong current password: exit %d, %q", r.code, r.stderr)
 	}
 }

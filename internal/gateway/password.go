@@ -51,6 +51,10 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, req client.C
 		return InvalidCode("wrong_password", "current_password", "current_password is not the password of this account",
 			"send the password you sign in with now; if you forgot it, ask an admin to reset it")
 	}
+	if req.NewPassword == req.CurrentPassword {
+		return InvalidCode("same_password", "new_password", "new_password is the current password",
+			"choose a password you do not use now")
+	}
 	keep := ""
 	if p.AuthKind == AuthCookie {
 		keep = p.CookieID

@@ -34,7 +34,7 @@ type decisionInput struct {
 //
 // The first decision wins (a primary key): a later one answers 409
 // "already_decided", except the very same decision by the same person,
-// which answers the stored state again. A request past its expires_at
+// which answers the stored state again with Duplicate set. A request past its expires_at
 // answers 409 "permission_expired" (the sweeper denies it). A request the
 // person may not decide is a 404.
 func (s *Service) Decide(ctx context.Context, p *Principal, mailID string, req client.DecideRequest) (*client.Permission, error) {
@@ -67,6 +67,7 @@ func (s *Service) Decide(ctx context.Context, p *Principal, mailID string, req c
 		if row.Decided {
 			if row.DecidedBy == p.Name && row.Decision == word && row.Note == strings.TrimSpace(req.Note) {
 				v := permissionView(row)
+				v.Duplicate = true // decided before: nothing new happened
 				out = &v
 				return nil
 			}

@@ -36,6 +36,11 @@ func TestChangePasswordKeepsThisSessionAndEndsTheOthers(t *testing.T) {
 	if ae := wantStatus(t, err, 400, ""); ae.Body.Field != "new_password" {
 		t.Fatalf("field = %q", ae.Body.Field)
 	}
+	// The new password equal to the current one changes nothing (issue 18).
+	err = this.ChangePassword(e.ctx(), client.ChangePasswordRequest{CurrentPassword: "ann-password", NewPassword: "ann-password"})
+	if ae := wantStatus(t, err, 400, "same_password"); ae.Body.Field != "new_password" {
+		t.Fatalf("field = %q", ae.Body.Field)
+	}
 	err = this.ChangePassword(e.ctx(), client.ChangePasswordRequest{NewPassword: "brand-new-secret"})
 	if ae := wantStatus(t, err, 400, ""); ae.Body.Field != "current_password" {
 		t.Fatalf("field = %q", ae.Body.Field)
