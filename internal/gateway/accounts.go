@@ -268,6 +268,29 @@ func (s *Service) Logout(ctx context.Context, cookieHash string) error {
 	return s.Write(ctx, func(tx *Tx) error { return tx.DeleteAuthSession(ctx, cookieHash) })
 }
 
+// CheckCookieActive answers nil while the cookie session whose hash is
+// cookieID (Principal.CookieID) still signs its person in, else the 401
+// AuthCookie would answer: session_expired when it signed out, a password
+// change ended it or it expired, account_disabled when the account was
+// disabled. It touches nothing: an open event stream checks its sign-in
+// with it at each heartbeat.
+func (s *Service) CheckCookieActive(ctx context.Context, cookieID string) error {
+	sess, u, err := s.Read().GetAuthSession(ctx, cookieID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Unauthorized("session_expired", "your sign-in session is unknown or expired")
+	}
+	if err != nil {
+		return err
+	}
+	if !s.Now().Before(sess.ExpiresAt) {
+		return Unauthorized("session_expired", "your sign-in session expired")
+	}
+	if u.Disabled {
+		return accountDisabled("this account")
+	}
+	return nil
+}
+
 // AuthCookie resolves a cookie value to a person, or a 401. The session's
 // expiry slides forward at most once a minute.
 func (s *Service) AuthCookie(ctx context.Context, cookie string) (*Principal, error) {

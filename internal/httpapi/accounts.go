@@ -66,6 +66,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
 		if err := s.svc.Logout(r.Context(), p.CookieID); err != nil {
 			return err
 		}
+		s.keyed.revoke(cookieStreamKey(p.CookieID)) // its open event streams end now
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, MaxAge: -1,
 		SameSite: http.SameSiteLaxMode, Secure: s.opt.SecureCookies || r.TLS != nil})
@@ -153,5 +154,15 @@ func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) (*clie
 			return nil, err
 		}
 	}
-	return s.svc.UpdateUser(r.Context(), PrincipalOf(r), chi.URLParam(r, "username"), req)
+	u, err := s.svc.UpdateUser(r.Context(), PrincipalOf(r), chi.URLParam(r, "username"), req)
+	if err != nil {
+		return nil, err
+	}
+	switch { // the sign-ins the change ended take their open event streams with them
+	case u.Disabled:
+		s.keyed.revokeOwner(u.Username)
+	case req.Password != nil:
+		s.keyed.revokeCookies(u.Username, "")
+	}
+	return u, nil
 }

@@ -43,7 +43,10 @@ func eventRoutes() []Route {
 // principal gets every event. Comment lines keep proxies from closing an
 // idle stream; X-Accel-Buffering: no stops nginx from buffering it. A
 // stream opened with a key ends when that key is revoked, and at the first
-// heartbeat after it expired; the client's reconnect then gets the 401. A
+// heartbeat after it expired; one opened with a cookie ends when that
+// cookie signs out, a password change ends its session or the account is
+// disabled, and at the first heartbeat after its session ended otherwise;
+// the client's reconnect then gets the 401. A
 // Last-Event-ID beyond the end of the log is clamped to its end. One key
 // (or cookie session) holds at most Options.MaxStreamsPerKey streams; the
 // next is a 429 too_many_streams, before anything is streamed.
@@ -63,16 +66,17 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("response writer cannot flush")
 	}
 	// A key (or a cookie session) holds at most MaxStreamsPerKey streams
-	// at once; a stream opened with a key ends when the key is revoked (at
-	// once) or expires (checked at each heartbeat); cookies are never
-	// revoked here.
+	// at once; a stream ends with what opened it: a key when it is revoked
+	// (at once) or expires, a cookie session when it signs out, a password
+	// change ends it or the account is disabled (at once on this gateway),
+	// and at each heartbeat whatever ended it elsewhere or by time.
 	streamKey := p.KeyID
 	if streamKey == "" && p.CookieID != "" {
-		streamKey = "cookie:" + p.CookieID
+		streamKey = cookieStreamKey(p.CookieID)
 	}
 	var revoked <-chan struct{}
 	if streamKey != "" {
-		ch, done, ok := s.keyed.add(streamKey, s.opt.MaxStreamsPerKey)
+		ch, done, ok := s.keyed.add(streamKey, p.Name, s.opt.MaxStreamsPerKey)
 		if !ok {
 			return tooManyStreams(s.opt.MaxStreamsPerKey)
 		}
@@ -136,6 +140,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			if !ok {
 				return nil // dropped as too slow, or shutdown: the client resumes with Last-Event-ID
 			}
+			select { // ended together with the event's arrival: nothing more is written
+			case <-revoked:
+				fmt.Fprint(w, ": key revoked\n\n")
+				return nil
+			default:
+			}
 			// Write this event and whatever else is already waiting, then
 			// flush once.
 			for pending := len(sub.C); ; pending-- {
@@ -154,13 +164,18 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 			}
 			flusher.Flush()
 		case <-beat.C:
-			if p.KeyID != "" {
-				if err := s.svc.CheckKeyActive(r.Context(), p.KeyID); gateway.AsError(err) != nil {
-					fmt.Fprintf(w, ": %s\n\n", gateway.AsError(err).Code)
-					return nil
-				} else if err != nil {
-					s.log.Warn("event stream: key check failed; the stream stays open", "err", err)
-				}
+			var err error
+			switch {
+			case p.KeyID != "":
+				err = s.svc.CheckKeyActive(r.Context(), p.KeyID)
+			case p.CookieID != "":
+				err = s.svc.CheckCookieActive(r.Context(), p.CookieID)
+			}
+			if gateway.AsError(err) != nil {
+				fmt.Fprintf(w, ": %s\n\n", gateway.AsError(err).Code)
+				return nil
+			} else if err != nil {
+				s.log.Warn("event stream: credential check failed; the stream stays open", "err", err)
 			}
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return nil

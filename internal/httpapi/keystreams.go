@@ -1,24 +1,37 @@
 package httpapi
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
-// keyStreams tracks the open event streams by the key that authenticated
-// them, so revoking a key ends its streams at once (expiry is caught by the
-// stream's own check at each heartbeat). The zero value is ready to use.
+// keyStreams tracks the open event streams by the key (or cookie session,
+// "cookie:<hash>") that authenticated them and by the person or agent they
+// belong to, so revoking a key, signing out, a password change and
+// disabling an account end the streams concerned at once (expiry, and ends
+// on another replica, are caught by the stream's own check at each
+// heartbeat). The zero value is ready to use.
 type keyStreams struct {
-	mu sync.Mutex
-	m  map[string]map[chan struct{}]struct{}
+	mu    sync.Mutex
+	m     map[string]map[chan struct{}]struct{}
+	owner map[string]string // stream key → the principal's name
 }
 
-// add registers a stream opened with keyID; the channel is closed when the
-// key is revoked, and done unregisters the stream. With limit streams of
-// keyID open already (limit > 0) it registers nothing and answers ok false:
-// the cap of streams per key (Options.MaxStreamsPerKey).
-func (k *keyStreams) add(keyID string, limit int) (revoked <-chan struct{}, done func(), ok bool) {
+// cookieStreamKey is the key of the streams opened with the cookie session
+// whose hash is cookieID.
+func cookieStreamKey(cookieID string) string { return "cookie:" + cookieID }
+
+// add registers a stream opened with keyID by the principal named owner;
+// the channel is closed when the key is revoked, and done unregisters the
+// stream. With limit streams of keyID open already (limit > 0) it
+// registers nothing and answers ok false: the cap of streams per key
+// (Options.MaxStreamsPerKey).
+func (k *keyStreams) add(keyID, owner string, limit int) (revoked <-chan struct{}, done func(), ok bool) {
 	ch := make(chan struct{})
 	k.mu.Lock()
 	if k.m == nil {
 		k.m = map[string]map[chan struct{}]struct{}{}
+		k.owner = map[string]string{}
 	}
 	set := k.m[keyID]
 	if limit > 0 && len(set) >= limit {
@@ -28,6 +41,7 @@ func (k *keyStreams) add(keyID string, limit int) (revoked <-chan struct{}, done
 	if set == nil {
 		set = map[chan struct{}]struct{}{}
 		k.m[keyID] = set
+		k.owner[keyID] = owner
 	}
 	set[ch] = struct{}{}
 	k.mu.Unlock()
@@ -41,6 +55,7 @@ func (k *keyStreams) add(keyID string, limit int) (revoked <-chan struct{}, done
 			}
 			if len(set) == 0 {
 				delete(k.m, keyID)
+				delete(k.owner, keyID)
 			}
 		}
 	}, true
@@ -50,8 +65,38 @@ func (k *keyStreams) add(keyID string, limit int) (revoked <-chan struct{}, done
 func (k *keyStreams) revoke(keyID string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.revokeLocked(keyID)
+}
+
+func (k *keyStreams) revokeLocked(keyID string) {
 	for ch := range k.m[keyID] {
 		close(ch)
 	}
 	delete(k.m, keyID)
+	delete(k.owner, keyID)
+}
+
+// revokeCookies ends the streams that owner opened with a cookie session,
+// except those of the cookie session keepCookieID ("" keeps none): the
+// sign-ins a password change ends.
+func (k *keyStreams) revokeCookies(owner, keepCookieID string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, o := range k.owner {
+		if o == owner && strings.HasPrefix(key, cookieStreamKey("")) && (keepCookieID == "" || key != cookieStreamKey(keepCookieID)) {
+			k.revokeLocked(key)
+		}
+	}
+}
+
+// revokeOwner ends every stream of owner, whatever opened it: the streams
+// of a disabled account.
+func (k *keyStreams) revokeOwner(owner string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for key, o := range k.owner {
+		if o == owner {
+			k.revokeLocked(key)
+		}
+	}
 }

@@ -21,5 +21,10 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	return s.svc.ChangePassword(r.Context(), PrincipalOf(r), req, gateway.RemoteHost(r.RemoteAddr))
+	p := PrincipalOf(r)
+	if err := s.svc.ChangePassword(r.Context(), p, req, gateway.RemoteHost(r.RemoteAddr)); err != nil {
+		return err
+	}
+	s.keyed.revokeCookies(p.Name, p.CookieID) // the other sign-ins ended, and their open event streams with them
+	return nil
 }
