@@ -146,7 +146,7 @@ func init() {
 		"bytes of unsent uploads per person or agent; beyond is a 413 (AGENTMAIL_ATTACHMENT_QUOTA_BYTES)")
 	f.IntVar(&serveFlags.maxStreamsPerKey, "max-streams-per-key",
 		int(serveEnvInt(httpapi.EnvMaxStreamsPerKey, httpapi.DefaultMaxStreamsPerKey, math.MaxInt32)),
-		"open event streams per key or cookie session; the next is a 429 ("+httpapi.EnvMaxStreamsPerKey+")")
+		"open event streams per key or cookie session, and four times that per person or agent; the next is a 429 ("+httpapi.EnvMaxStreamsPerKey+")")
 	f.DurationVar(&serveFlags.agentOfflineAfter, "agent-offline-after",
 		serveEnvDuration("AGENTMAIL_AGENT_OFFLINE_AFTER", gateway.DefaultOnlineWithin),
 		"an agent without a heartbeat this long is shown offline and its turn tokens are revoked (AGENTMAIL_AGENT_OFFLINE_AFTER)")

@@ -76,7 +76,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	var revoked <-chan struct{}
 	if streamKey != "" {
-		ch, done, ok := s.keyed.add(streamKey, p.Name, s.opt.MaxStreamsPerKey)
+		ch, done, ok, ownerFull := s.keyed.add(streamKey, p.Name, s.opt.MaxStreamsPerKey, StreamsPerPrincipalFactor*s.opt.MaxStreamsPerKey)
+		if ownerFull {
+			return tooManyStreamsOfPrincipal(p, StreamsPerPrincipalFactor*s.opt.MaxStreamsPerKey)
+		}
 		if !ok {
 			return tooManyStreams(s.opt.MaxStreamsPerKey)
 		}
@@ -192,6 +195,20 @@ const StreamRetry = 2 * time.Second
 
 // tooManyStreams is the 429 of the cap of event streams per key (or
 // cookie session): Options.MaxStreamsPerKey.
+// tooManyStreamsOfPrincipal is the 429 of the cap of event streams of one
+// person or agent over all its keys and cookie sessions
+// (StreamsPerPrincipalFactor times Options.MaxStreamsPerKey).
+func tooManyStreamsOfPrincipal(p *gateway.Principal, limit int) error {
+	whose := "your keys and sign-ins"
+	if p.IsAgent() {
+		whose = "the keys of agent " + p.Name
+	}
+	return &gateway.Error{Kind: gateway.KindRateLimited, Code: "too_many_streams", RetryAfter: 5 * time.Second,
+		Message: fmt.Sprintf("%s already hold %d event streams open; the limit is %d in all", whose, limit, limit),
+		Suggestion: "close streams you no longer read (one stream per process is enough: every stream gets every event), " +
+			"or ask the admin to raise " + EnvMaxStreamsPerKey}
+}
+
 func tooManyStreams(limit int) error {
 	return &gateway.Error{Kind: gateway.KindRateLimited, Code: "too_many_streams", RetryAfter: 5 * time.Second,
 		Message: fmt.Sprintf("this key already has %d event streams open; the limit is %d per key", limit, limit),

@@ -12,9 +12,10 @@ import (
 // on another replica, are caught by the stream's own check at each
 // heartbeat). The zero value is ready to use.
 type keyStreams struct {
-	mu    sync.Mutex
-	m     map[string]map[chan struct{}]struct{}
-	owner map[string]string // stream key → the principal's name
+	mu     sync.Mutex
+	m      map[string]map[chan struct{}]struct{}
+	owner  map[string]string // stream key → the principal's name
+	counts map[string]int    // the principal's name → its open streams
 }
 
 // cookieStreamKey is the key of the streams opened with the cookie session
@@ -23,20 +24,27 @@ func cookieStreamKey(cookieID string) string { return "cookie:" + cookieID }
 
 // add registers a stream opened with keyID by the principal named owner;
 // the channel is closed when the key is revoked, and done unregisters the
-// stream. With limit streams of keyID open already (limit > 0) it
-// registers nothing and answers ok false: the cap of streams per key
-// (Options.MaxStreamsPerKey).
-func (k *keyStreams) add(keyID, owner string, limit int) (revoked <-chan struct{}, done func(), ok bool) {
+// stream. With limit streams of keyID open already (limit > 0), or
+// ownerLimit streams of owner over all its keys (ownerLimit > 0), it
+// registers nothing and answers ok false and which cap was reached: the
+// cap of streams per key (Options.MaxStreamsPerKey) or per principal
+// (StreamsPerPrincipalFactor times it).
+func (k *keyStreams) add(keyID, owner string, limit, ownerLimit int) (revoked <-chan struct{}, done func(), ok, ownerFull bool) {
 	ch := make(chan struct{})
 	k.mu.Lock()
 	if k.m == nil {
 		k.m = map[string]map[chan struct{}]struct{}{}
 		k.owner = map[string]string{}
+		k.counts = map[string]int{}
 	}
 	set := k.m[keyID]
 	if limit > 0 && len(set) >= limit {
 		k.mu.Unlock()
-		return nil, func() {}, false
+		return nil, func() {}, false, false
+	}
+	if ownerLimit > 0 && k.counts[owner] >= ownerLimit {
+		k.mu.Unlock()
+		return nil, func() {}, false, true
 	}
 	if set == nil {
 		set = map[chan struct{}]struct{}{}
@@ -44,6 +52,7 @@ func (k *keyStreams) add(keyID, owner string, limit int) (revoked <-chan struct{
 		k.owner[keyID] = owner
 	}
 	set[ch] = struct{}{}
+	k.counts[owner]++
 	k.mu.Unlock()
 	return ch, func() {
 		k.mu.Lock()
@@ -58,7 +67,12 @@ func (k *keyStreams) add(keyID, owner string, limit int) (revoked <-chan struct{
 				delete(k.owner, keyID)
 			}
 		}
-	}, true
+		// A revoked stream left k.m already; its place is freed here, when
+		// its handler returns.
+		if k.counts[owner]--; k.counts[owner] <= 0 {
+			delete(k.counts, owner)
+		}
+	}, true, false
 }
 
 // revoke ends every stream opened with keyID.

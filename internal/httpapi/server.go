@@ -72,6 +72,13 @@ type Options struct {
 	MCPSessionTimeout time.Duration
 }
 
+// StreamsPerPrincipalFactor bounds the event streams of one person or agent
+// over all its keys and cookie sessions to this many times
+// Options.MaxStreamsPerKey (64 by default), so that minting keys or
+// signing in again, which any person may do without limit, does not pass
+// the cap per key.
+const StreamsPerPrincipalFactor = 4
+
 // DefaultMaxStreamsPerKey is Options.MaxStreamsPerKey when it is not set.
 const DefaultMaxStreamsPerKey = 16
 
