@@ -4,29 +4,28 @@ import "strings"
 
 // Search orders (GET /api/v1/me/mail/search and /api/v1/mail/search, sort=).
 const (
-	// SearchRelevance ranks the newest SearchWindow matching mails by
-	// relevance (the default).
+	// SearchRelevance ranks every matching mail (the default): those with
+	// all the words in the subject or the sender's name first, then those
+	// with some of them there, then the rest; newest first within each.
 	SearchRelevance = "relevance"
 	// SearchNewest lists every matching mail, newest first.
 	SearchNewest = "newest"
 )
 
-// SearchWindow is how many of the newest matching mails a relevance search
-// ranks; sort=newest pages through all of them.
-const SearchWindow = 200
-
 // SearchResults is the answer of a mail search (issue 21 item 4): the
 // matching mails the caller sent or received, as Hits in the order asked
-// for. NextCursor, when set, is the cursor of the next page (relevance:
-// within the ranked window; newest: older matches). Sort is the order used.
+// for. NextCursor, when set, is the cursor of the next page of the same
+// query and order (another query or order refuses it). Sort is the order
+// used.
 type SearchResults struct {
 	Hits       []SearchHit `json:"hits"`
 	Sort       string      `json:"sort" enum:"relevance,newest"`
 	NextCursor string      `json:"next_cursor,omitempty"`
 }
 
-// SearchHit is one found mail with its highlights. Score is the relevance
-// (higher is better; 0 when the query has only filters or sort is newest).
+// SearchHit is one found mail with its highlights. Score is its relevance
+// tier (3: every word in the subject or sender's name, 2: some of them, 1:
+// only in the body; 0 when the query has only filters or sort is newest).
 // Subject is the whole subject and Snippet at most 160 characters of the
 // body around its first match, each as spans of plain text with the
 // matched words flagged: render each span's text as text (never as HTML),

@@ -20,13 +20,17 @@ func NewSearchCommand(env *Env) *cobra.Command {
 		Short: "Search the mail you sent or received",
 		Long: `Search the mail you sent or received. Every word must appear (case and accents
 are ignored; Chinese is matched character by character, so 部署 finds 部署 inside
-longer text). Also: "exact phrases", prefix* (deploy* finds deployed), from:NAME,
-to:NAME, session:ALIAS, has:attachment, is:unread, before:2026-12-01 and
-after:2026-11-01 (dates in UTC). The best matches come first (among the newest
-200 matches); --newest lists every match newest first. Matched words are shown
-in «». Queries are at most 200 characters.`,
+longer text). Also: "exact phrases", prefix* (deploy* finds deployed), -word to
+leave out mails holding a word (put -- before the query so that -word is not
+read as an option), from:NAME, to:NAME, session:ALIAS, has:attachment,
+is:unread, before:2026-12-01 and after:2026-11-01 (dates in UTC; a filter needs
+its value right after the colon). The best matches come first: every word in
+the subject or the sender's name, then some of them, then body only, newest
+first within each; --newest lists every match newest first. Matched words are
+shown in «». Queries are at most 200 characters.`,
 		Example: `  agentmail search deploy from:claude
   agentmail search '"build cache"' after:2026-11-01
+  agentmail search -- deploy -staging
   agentmail search 部署 is:unread`,
 		Args: minArgs(1, "words to search for"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,15 +55,21 @@ func searchDoc(m store.MailRow, recips []store.RecipientRow, hasAttachment bool)
 // mail nor a count of it can come back. An agent calling with a turn token
 // finds only mail of its turn's session and the sessions delegated from it.
 //
-// sort=relevance (default) ranks the newest client.SearchWindow matches by
-// search.Score, ties newest first, and pages through that window;
-// sort=newest pages through every match, newest first. Each hit carries
-// its subject and a body snippet as highlighted plain-text spans.
+// sort=relevance (default) orders every match by its tier (search.Compile:
+// all the words in the subject or sender's name, some of them, only in the
+// body), newest first within a tier; sort=newest orders every match newest
+// first. Either reads at most a page and one mail per tier from the index
+// (each tier's list newest first), whatever the number of matches. Each hit
+// carries its tier's score and its subject and a body snippet as
+// highlighted plain-text spans. NextCursor is bound to the query and order
+// it was given for.
 //
 // Errors: 400 naming q when it is empty after trimming, longer than
-// MaxSearchRunes, holds a NUL, is not UTF-8 or has a malformed filter
-// (is:read, before:yesterday, ...); 400 naming sort or cursor for a value
-// this endpoint did not give.
+// MaxSearchRunes, holds a NUL, is not UTF-8 or does not parse (a filter
+// without a value, is:read, before:yesterday, only excluded words, ...);
+// 400 naming sort for an order this endpoint does not know; 400 naming
+// cursor (code cursor_mismatch) for a cursor of another query or order,
+// and for one this endpoint did not give.
 func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (*client.SearchResults, error) {
 	text := strings.TrimSpace(req.Q)
 	switch {
@@ -96,11 +104,6 @@ func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (
 		limit = SearchDefaultLimit
 	}
 	limit = min(limit, SearchMaxLimit)
-	offset, beforeDoc, err := parseSearchCursor(req.Cursor, order)
-	if err != nil {
-		return nil, err
-	}
-
 	rq := s.Read()
 	var sessionIDs []string
 	for _, name := range query.Sessions {
@@ -112,15 +115,37 @@ func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (
 		}
 		sessionIDs = append(sessionIDs, id)
 	}
-	match := search.Compile(query, p.Name, sessionIDs)
-	filter := store.SearchFilter{Unread: query.Unread, After: query.After, Before: query.Before, BeforeDoc: beforeDoc}
-	want := client.SearchWindow
-	if order == client.SearchNewest {
-		want = limit + 1
-	}
-	cands, err := rq.SearchCandidates(ctx, match, p.Name, filter, want)
+	match := search.Compile(query, p.Name, sessionIDs, order == client.SearchRelevance)
+	fp := searchFingerprint(query, order)
+	at, err := parseSearchCursor(req.Cursor, fp, len(match.Tiers))
 	if err != nil {
 		return nil, err
+	}
+	// The page and one more: tier by tier from the cursor's, each newest
+	// first, until limit+1 candidates are in hand.
+	type cand struct {
+		store.SearchCandidate
+		tier int
+	}
+	var cands []cand
+	for tier := at.tier; tier < len(match.Tiers) && len(cands) <= limit; tier++ {
+		filter := store.SearchFilter{Unread: query.Unread, After: query.After, Before: query.Before}
+		if tier == at.tier {
+			filter.BeforeDoc = at.beforeDoc
+		}
+		got, err := rq.SearchCandidates(ctx, match.Tiers[tier], p.Name, filter, limit+1-len(cands))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range got {
+			cands = append(cands, cand{c, tier})
+		}
+	}
+	out := &client.SearchResults{Hits: []client.SearchHit{}, Sort: order}
+	if len(cands) > limit {
+		last := cands[limit-1]
+		out.NextCursor = searchCursor{fp: fp, tier: last.tier, beforeDoc: last.DocID}.String()
+		cands = cands[:limit]
 	}
 	ids := make([]string, len(cands))
 	for i, c := range cands {
@@ -134,13 +159,9 @@ func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (
 	for _, r := range rows {
 		byID[r.MailID] = r
 	}
-	type scored struct {
-		cand  store.SearchCandidate
-		row   store.ViewedMail
-		score float64
-	}
 	inScope := map[string]bool{}
-	var found []scored
+	var page []store.ViewedMail
+	var scores []float64
 	for _, c := range cands {
 		r, ok := byID[c.MailID]
 		if !ok {
@@ -156,71 +177,68 @@ func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (
 		if !in {
 			continue
 		}
-		sc := 0.0
-		if order == client.SearchRelevance {
-			sc = search.Score(query, r.Subject, r.FromName, r.Body)
-		}
-		found = append(found, scored{cand: c, row: r, score: sc})
+		page = append(page, r)
+		scores = append(scores, match.Tiers[c.tier].Score)
 	}
-	out := &client.SearchResults{Hits: []client.SearchHit{}, Sort: order}
-	var page []scored
-	if order == client.SearchRelevance {
-		sort.SliceStable(found, func(i, j int) bool {
-			if found[i].score != found[j].score {
-				return found[i].score > found[j].score
-			}
-			return found[i].cand.DocID > found[j].cand.DocID
-		})
-		if offset < len(found) {
-			page = found[offset:min(offset+limit, len(found))]
-		}
-		if offset+limit < len(found) {
-			out.NextCursor = "r" + strconv.Itoa(offset+limit)
-		}
-	} else {
-		page = found[:min(limit, len(found))]
-		if len(cands) > limit {
-			out.NextCursor = "n" + strconv.FormatInt(cands[limit-1].DocID, 10)
-		}
-	}
-	pageRows := make([]store.ViewedMail, len(page))
-	for i, h := range page {
-		pageRows[i] = h.row
-	}
-	views, err := s.mailViewsFor(ctx, rq, p.Name, pageRows)
+	views, err := s.mailViewsFor(ctx, rq, p.Name, page)
 	if err != nil {
 		return nil, err
 	}
-	for i, h := range page {
-		out.Hits = append(out.Hits, client.SearchHit{Mail: views[i], Score: h.score,
-			Subject: textSpans(search.Highlight(query, h.row.Subject)),
-			Snippet: textSpans(search.Snippet(query, h.row.Body, searchSnippetRunes))})
+	for i, r := range page {
+		out.Hits = append(out.Hits, client.SearchHit{Mail: views[i], Score: scores[i],
+			Subject: textSpans(search.Highlight(query, r.Subject)),
+			Snippet: textSpans(search.Snippet(query, r.Body, searchSnippetRunes))})
 	}
 	return out, nil
 }
 
-// parseSearchCursor reads a NextCursor: "r<offset>" within a relevance
-// window, "n<doc id>" for newest first.
-func parseSearchCursor(c, order string) (offset int, beforeDoc int64, err error) {
+// searchFingerprint identifies a query and order: the parsed query (so
+// that spacing and letter case of filters do not matter) and the order,
+// hashed. A cursor carries it, so a cursor of another search is refused.
+func searchFingerprint(q search.Query, order string) string {
+	b, _ := json.Marshal(struct {
+		Q     search.Query
+		Order string
+	}{q, order})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// searchCursor is a NextCursor: the search it belongs to (fingerprint),
+// and where the next page begins: in tier, below the doc id beforeDoc.
+type searchCursor struct {
+	fp        string
+	tier      int
+	beforeDoc int64
+}
+
+// String answers the cursor as sent: "s1.<fingerprint>.<tier>.<doc id>".
+func (c searchCursor) String() string {
+	return fmt.Sprintf("s1.%s.%d.%d", c.fp, c.tier, c.beforeDoc)
+}
+
+// parseSearchCursor reads a NextCursor of the search fp with tiers tiers;
+// "" is the first page.
+func parseSearchCursor(c, fp string, tiers int) (searchCursor, error) {
 	if c == "" {
-		return 0, 0, nil
+		return searchCursor{fp: fp}, nil
 	}
-	bad := Invalid("cursor", "cursor is not one this search gave", "send the next_cursor of the previous page of the same query, or none")
-	if order == client.SearchRelevance && strings.HasPrefix(c, "r") {
-		n, err := strconv.Atoi(c[1:])
-		if err != nil || n < 0 || n >= client.SearchWindow {
-			return 0, 0, bad
-		}
-		return n, 0, nil
+	parts := strings.Split(c, ".")
+	if len(parts) != 4 || parts[0] != "s1" {
+		return searchCursor{}, InvalidCode("cursor_mismatch", "cursor", "cursor is not one this search gave",
+			"send the next_cursor of the previous page of the same query, or none to start from the first page")
 	}
-	if order == client.SearchNewest && strings.HasPrefix(c, "n") {
-		n, err := strconv.ParseInt(c[1:], 10, 64)
-		if err != nil || n <= 0 {
-			return 0, 0, bad
-		}
-		return 0, n, nil
+	if parts[1] != fp {
+		return searchCursor{}, InvalidCode("cursor_mismatch", "cursor", "cursor belongs to another search (a different query or order)",
+			"send the next_cursor the previous page of this same query and order gave, or none to start from the first page")
 	}
-	return 0, 0, bad
+	tier, err1 := strconv.Atoi(parts[2])
+	doc, err2 := strconv.ParseInt(parts[3], 10, 64)
+	if err1 != nil || err2 != nil || tier < 0 || tier >= tiers || doc <= 0 {
+		return searchCursor{}, InvalidCode("cursor_mismatch", "cursor", "cursor is not one this search gave",
+			"send the next_cursor of the previous page of the same query, or none to start from the first page")
+	}
+	return searchCursor{fp: fp, tier: tier, beforeDoc: doc}, nil
 }
 
 func textSpans(in []search.Span) []client.TextSpan {

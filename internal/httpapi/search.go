@@ -9,9 +9,9 @@ import (
 
 // searchQuery is the query string of both searches.
 var searchQuery = []OpenAPIParam{
-	{Name: "q", Required: true, Description: "the query: words, \"phrases\", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters"},
+	{Name: "q", Required: true, Description: "the query: words, \"phrases\", prefix*, -word to exclude, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters"},
 	{Name: "sort", Enum: []string{client.SearchRelevance, client.SearchNewest}, Default: client.SearchRelevance,
-		Description: "relevance ranks the newest 200 matches; newest lists every match, newest first"},
+		Description: "relevance ranks every match: words in the subject or sender's name first, newest first within a tier; newest lists every match, newest first"},
 	{Name: "limit", Type: "integer", Default: gateway.SearchDefaultLimit, Description: "at most this many hits (1..100)"},
 	queryCursor,
 }
@@ -22,11 +22,11 @@ func searchRoutes() []Route {
 	return []Route{
 		{Method: "GET", Path: Prefix + "/me/mail/search", Auth: AuthPerson,
 			Summary:     "Search the mails the person sent or received (full text, filters, ranked, highlighted)",
-			Description: "Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md \"Search\"); relevance ranks the newest 200 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter.",
+			Description: "Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md \"Search\"); relevance ranks every match (subject and sender first), newest lists every match newest first; hits carry plain-text highlight spans; next_cursor belongs to its query and order. 400 a bad parameter or a cursor of another search.",
 			Response:    client.SearchResults{}, Status: 200, Errors: errsPerson, Query: searchQuery, Answer: answer((*Server).handleSearch)},
 		{Method: "GET", Path: Prefix + "/mail/search", Auth: AuthAgent,
 			Summary:     "Search the mails the agent sent or received (full text, filters, ranked, highlighted)",
-			Description: "The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter.",
+			Description: "The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter or a cursor of another search.",
 			Response:    client.SearchResults{}, Status: 200, Errors: errsAgent, Query: searchQuery, Answer: answer((*Server).handleSearch)},
 		{Method: "GET", Path: Prefix + "/me/export", Auth: AuthPerson,
 			Summary:     "A page of the mails to archive, oldest first, with their sessions (agentmail export)",

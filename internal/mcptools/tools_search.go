@@ -19,15 +19,15 @@ func (s *Server) registerSearchTools() {
 	s.add("search_mail",
 		fmt.Sprintf("Search the mails you sent or received (never anyone else's; with a turn token, only this turn's session and the sessions delegated from it). "+
 			"The query (at most %d characters) is words that must all appear (case and Latin accents ignored; Chinese is matched character by character, so 部署 finds 部署 inside longer text), "+
-			`"quoted phrases", prefix* (at least 2 characters before the *), and filters: from:NAME, to:NAME (to or cc), session:ALIAS, has:attachment, is:unread, `+
-			"before:YYYY-MM-DD and after:YYYY-MM-DD (UTC). Order: relevance (default; the newest %d matches are ranked, subject matches first) or newest (every match, newest first). "+
+			`"quoted phrases", prefix* (at least 2 characters before the *), -word or -"phrase" to leave out mails holding it, and filters with their value right after the colon: from:NAME, to:NAME (to or cc), session:ALIAS, has:attachment, is:unread, `+
+			"before:YYYY-MM-DD and after:YYYY-MM-DD (UTC). Order: relevance (default; every match ranked: all the words in the subject or sender's name first, then some of them, then body only, newest first within each) or newest (every match, newest first). "+
 			"Each hit shows the mail's id, session, sender, date and subject, with the matched words in «»; read the whole mail with its mail_id. "+
-			"A body is searched in its first 16,000 words.", maxSearchRunes, client.SearchWindow),
+			"A body is searched in its first 16,000 words.", maxSearchRunes),
 		object(map[string]prop{
 			"query":  str(fmt.Sprintf("what to look for, at most %d characters, e.g. `deploy* from:ann after:2026-11-01` or `部署 \"build cache\"`", maxSearchRunes)),
 			"sort":   enum("relevance (default) or newest", client.SearchRelevance, client.SearchNewest),
 			"limit":  intIn("how many hits at most", 1, searchLimitMax, searchLimitDefault),
-			"cursor": str("next_cursor of the previous answer, to read the next page of the same query and sort"),
+			"cursor": str("next_cursor of the previous answer, to read the next page of the same query and sort (another query refuses it)"),
 		}, "query"),
 		s.searchMail)
 }

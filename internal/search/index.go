@@ -72,11 +72,33 @@ func indexedWords(text string) []string {
 	return w
 }
 
+// Head tokens: the subject's and the sender name's tokens a second time,
+// marked so that no text token equals one, in their own SQLite column
+// (head: headMarker before each token, headSep between subject and sender)
+// or as PostgreSQL lexemes "h:token" at the positions of the text tokens.
+// A relevance search asks for them (Compile's tiers), and a word rare in
+// subjects has a short list of its own instead of the word's whole list
+// filtered by column.
+const (
+	headMarker = "\ue000" // private use: a token character to FTS5, never one to Words
+	headSep    = "\ue001"
+	headLexeme = "h:"
+)
+
 // FTSColumns answers the pre-tokenized columns of the SQLite FTS5 row:
-// subject, body, sender and facets, each its tokens joined by spaces.
-func (d Doc) FTSColumns() (subject, body, sender, facets string) {
-	return strings.Join(indexedWords(d.Subject), " "), strings.Join(indexedWords(d.Body), " "),
-		strings.Join(indexedWords(d.Sender), " "), strings.Join(d.facets(), " ")
+// subject, body, sender, head and facets, each its tokens joined by spaces.
+func (d Doc) FTSColumns() (subject, body, sender, head, facets string) {
+	sw, fw := indexedWords(d.Subject), indexedWords(d.Sender)
+	h := make([]string, 0, len(sw)+len(fw)+1)
+	for _, w := range sw {
+		h = append(h, headMarker+w)
+	}
+	h = append(h, headSep)
+	for _, w := range fw {
+		h = append(h, headMarker+w)
+	}
+	return strings.Join(sw, " "), strings.Join(indexedWords(d.Body), " "),
+		strings.Join(fw, " "), strings.Join(h, " "), strings.Join(d.facets(), " ")
 }
 
 // maxPosition is PostgreSQL's largest tsvector position.
@@ -84,23 +106,30 @@ const maxPosition = 16383
 
 // TSVector answers the PostgreSQL tsvector literal of the document: each
 // text token with its positions (subject, sender and body in one sequence,
-// a gap between them so that no phrase spans two), and the facets as
-// lexemes "kind:hex" without positions, which no text token can equal
-// (text tokens have no ':').
+// a gap between them so that no phrase spans two), the head lexemes
+// "h:token" of subject and sender at the same positions, and the facets
+// as lexemes "kind:hex" without positions; no text token can equal either
+// (text tokens have no ':'), and no facet kind is "h".
 func (d Doc) TSVector() string {
 	pos := map[string][]int{}
+	at := func(w string, n int) {
+		p := pos[w]
+		if len(p) == 0 || p[len(p)-1] != n {
+			if len(p) < 256 { // PostgreSQL keeps at most 256 positions per lexeme
+				pos[w] = append(p, n)
+			}
+		}
+	}
 	n := 0
-	for _, field := range []string{d.Subject, d.Sender, d.Body} {
+	for i, field := range []string{d.Subject, d.Sender, d.Body} {
 		for _, w := range indexedWords(field) {
 			n++
 			if n > maxPosition {
 				n = maxPosition
 			}
-			p := pos[w]
-			if len(p) == 0 || p[len(p)-1] != n {
-				if len(p) < 256 { // PostgreSQL keeps at most 256 positions per lexeme
-					pos[w] = append(p, n)
-				}
+			at(w, n)
+			if i < 2 {
+				at(headLexeme+w, n)
 			}
 		}
 		n++
@@ -136,19 +165,37 @@ func quoteLexeme(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
 }
 
-// Match is a query in a database's own language, restricted to the mails
-// of one viewer.
-type Match struct {
-	// FTS is the SQLite FTS5 MATCH expression, TSQuery the PostgreSQL
-	// tsquery literal.
+// Tier is a match expression in a database's own language: FTS is the
+// SQLite FTS5 MATCH expression, TSQuery the PostgreSQL tsquery literal.
+// Score is the relevance its hits carry (higher is better).
+type Tier struct {
 	FTS, TSQuery string
+	Score        float64
 }
 
-// Compile answers the match expressions of q over the mails viewer sent or
-// received; sessionIDs are the ids the session: filters named (resolved by
-// the caller; an alias that names nothing is passed as written and matches
-// nothing).
-func Compile(q Query, viewer string, sessionIDs []string) Match {
+// Match is a query restricted to the mails of one viewer, as its tiers,
+// best first: disjoint, and together exactly the mails the query matches.
+type Match struct {
+	Tiers []Tier
+}
+
+// Relevance tiers (Compile with ranked): every term in the subject or the
+// sender's name, some of them there, none of them there.
+const (
+	ScoreAllInHead  = 3.0
+	ScoreSomeInHead = 2.0
+	ScoreBodyOnly   = 1.0
+)
+
+// Compile answers the match of q over the mails viewer sent or received;
+// sessionIDs are the ids the session: filters named (resolved by the
+// caller; an alias that names nothing is passed as written and matches
+// nothing). Unranked, or without terms, the match is one tier of score 0;
+// ranked, it is the tiers ScoreAllInHead, ScoreSomeInHead (only with two
+// terms or more) and ScoreBodyOnly, each answered newest first by the
+// index's own lists, so a mail whose subject has the words ranks above
+// every mail that has them only in its body, however old it is.
+func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
 	var fts, pg []string
 	add := func(f string) {
 		fts = append(fts, `facets : "`+f+`"`)
@@ -174,24 +221,55 @@ func Compile(q Query, viewer string, sessionIDs []string) Match {
 	if q.HasAttachment {
 		add(facetAttach)
 	}
+	var headFTS, headPG []string
 	for _, t := range q.Terms {
-		phrase := `"` + strings.Join(t.Tokens, " ") + `"`
-		if t.Prefix {
-			phrase += "*"
-		}
-		fts = append(fts, "{subject body sender} : "+phrase)
-		parts := make([]string, len(t.Tokens))
-		for i, tok := range t.Tokens {
-			parts[i] = quoteLexeme(tok)
-		}
-		if t.Prefix {
-			parts[len(parts)-1] += ":*"
-		}
-		p := strings.Join(parts, " <-> ")
-		if len(parts) > 1 {
-			p = "(" + p + ")"
-		}
-		pg = append(pg, p)
+		f, p := t.compile("{subject body sender}", "", "")
+		fts, pg = append(fts, f), append(pg, p)
+		f, p = t.compile("head", headMarker, headLexeme)
+		headFTS, headPG = append(headFTS, f), append(headPG, p)
 	}
-	return Match{FTS: strings.Join(fts, " AND "), TSQuery: strings.Join(pg, " & ")}
+	base := Tier{FTS: strings.Join(fts, " AND "), TSQuery: strings.Join(pg, " & ")}
+	if len(q.Exclude) > 0 {
+		var nf, np []string
+		for _, t := range q.Exclude {
+			f, p := t.compile("{subject body sender}", "", "")
+			nf, np = append(nf, f), append(np, p)
+		}
+		base = Tier{FTS: "(" + base.FTS + ") NOT (" + strings.Join(nf, " OR ") + ")",
+			TSQuery: base.TSQuery + " & !(" + strings.Join(np, " | ") + ")"}
+	}
+	if !ranked || len(q.Terms) == 0 {
+		return Match{Tiers: []Tier{base}}
+	}
+	all := Tier{FTS: "(" + strings.Join(headFTS, " AND ") + ")", TSQuery: "(" + strings.Join(headPG, " & ") + ")"}
+	some := Tier{FTS: "(" + strings.Join(headFTS, " OR ") + ")", TSQuery: "(" + strings.Join(headPG, " | ") + ")"}
+	tiers := []Tier{{FTS: "(" + base.FTS + ") AND " + all.FTS, TSQuery: base.TSQuery + " & " + all.TSQuery, Score: ScoreAllInHead}}
+	if len(q.Terms) > 1 {
+		tiers = append(tiers, Tier{FTS: "((" + base.FTS + ") AND " + some.FTS + ") NOT " + all.FTS,
+			TSQuery: base.TSQuery + " & " + some.TSQuery + " & !" + all.TSQuery, Score: ScoreSomeInHead})
+	}
+	tiers = append(tiers, Tier{FTS: "(" + base.FTS + ") NOT " + some.FTS,
+		TSQuery: base.TSQuery + " & !" + some.TSQuery, Score: ScoreBodyOnly})
+	return Match{Tiers: tiers}
+}
+
+// compile answers the term as an FTS5 phrase on columns and as a tsquery,
+// each token with marker (FTS5) or lexeme prefix (tsquery) before it.
+func (t Term) compile(columns, marker, lexeme string) (fts, pg string) {
+	toks := make([]string, len(t.Tokens))
+	parts := make([]string, len(t.Tokens))
+	for i, tok := range t.Tokens {
+		toks[i] = marker + tok
+		parts[i] = quoteLexeme(lexeme + tok)
+	}
+	phrase := `"` + strings.Join(toks, " ") + `"`
+	if t.Prefix {
+		phrase += "*"
+		parts[len(parts)-1] += ":*"
+	}
+	p := strings.Join(parts, " <-> ")
+	if len(parts) > 1 {
+		p = "(" + p + ")"
+	}
+	return columns + " : " + phrase, p
 }

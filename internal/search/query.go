@@ -13,6 +13,8 @@ type Query struct {
 	// Terms are the words and "phrases" to find in subject, body and
 	// sender name.
 	Terms []Term
+	// Exclude are the -words and -"phrases" a mail must not contain.
+	Exclude []Term
 	// From and To name senders and recipients (to or cc), lower-cased; a
 	// mail matches when its sender is one of From (when given) and one of
 	// To is among its recipients (when given).
@@ -60,25 +62,39 @@ func (q Query) Empty() bool {
 		!q.HasAttachment && !q.Unread && q.After.IsZero() && q.Before.IsZero()
 }
 
+// filterKeys are the keys of the filters.
+var filterKeys = map[string]bool{"from": true, "to": true, "session": true, "has": true, "is": true, "before": true, "after": true}
+
 // Parse reads the query language: words; "quoted phrases"; word* for a
-// prefix; from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread,
-// before:DATE and after:DATE (DATE is YYYY-MM-DD, UTC, or RFC 3339). A
-// key this language does not know (http://x) is searched as text. Errors:
-// *Error for an unknown has:/is: value, a bad date, a * after fewer than
-// MinPrefixRunes characters, more than MaxTerms terms or MaxFilters
+// prefix; -word and -"phrase" to exclude; from:NAME, to:NAME,
+// session:ALIAS, has:attachment, is:unread, before:DATE and after:DATE
+// (DATE is YYYY-MM-DD, UTC, or RFC 3339). A key this language does not
+// know (http://x) is searched as text. Errors: *Error for a filter without
+// a value (from:), an excluded filter (-from:ann), an unknown has:/is:
+// value, a bad date, a * after fewer than MinPrefixRunes characters, a
+// query that only excludes, more than MaxTerms terms or MaxFilters
 // filters.
 func Parse(s string) (Query, error) {
 	var q Query
 	for _, f := range fields(s) {
+		if !f.quoted && strings.HasPrefix(f.text, "-") && len(f.text) > 1 {
+			f.text, f.neg = f.text[1:], true
+		}
 		if !f.quoted {
-			if key, val, ok := strings.Cut(f.text, ":"); ok && val != "" {
-				done, err := q.filter(strings.ToLower(key), val)
-				if err != nil {
+			if key, val, ok := strings.Cut(f.text, ":"); ok && filterKeys[strings.ToLower(key)] {
+				key = strings.ToLower(key)
+				if val == "" {
+					return q, &Error{Reason: fmt.Sprintf("%s: has nothing after the colon", key),
+						Fix: fmt.Sprintf("write what to filter by right after the colon, e.g. %s", filterExample[key])}
+				}
+				if f.neg {
+					return q, &Error{Reason: fmt.Sprintf("-%s: a filter cannot be excluded", key),
+						Fix: "drop the - before the filter; - excludes words and phrases only"}
+				}
+				if err := q.filter(key, val); err != nil {
 					return q, err
 				}
-				if done {
-					continue
-				}
+				continue
 			}
 		}
 		text, prefix := f.text, false
@@ -98,11 +114,19 @@ func Parse(s string) (Query, error) {
 					Fix: "write more of the word before the *"}
 			}
 		}
-		q.Terms = append(q.Terms, Term{Tokens: toks, Prefix: prefix, Raw: text})
+		if f.neg {
+			q.Exclude = append(q.Exclude, Term{Tokens: toks, Prefix: prefix, Raw: text})
+		} else {
+			q.Terms = append(q.Terms, Term{Tokens: toks, Prefix: prefix, Raw: text})
+		}
 	}
-	if len(q.Terms) > MaxTerms {
-		return q, &Error{Reason: fmt.Sprintf("the query has %d words or phrases; at most %d", len(q.Terms), MaxTerms),
+	if n := len(q.Terms) + len(q.Exclude); n > MaxTerms {
+		return q, &Error{Reason: fmt.Sprintf("the query has %d words or phrases; at most %d", n, MaxTerms),
 			Fix: "search for fewer words"}
+	}
+	if len(q.Exclude) > 0 && q.Empty() {
+		return q, &Error{Reason: "the query only excludes words",
+			Fix: "add a word or a filter to look for, e.g. deploy -staging"}
 	}
 	if n := len(q.From) + len(q.To) + len(q.Sessions); n > MaxFilters {
 		return q, &Error{Reason: fmt.Sprintf("the query has %d from:, to: and session: filters; at most %d", n, MaxFilters),
@@ -111,8 +135,12 @@ func Parse(s string) (Query, error) {
 	return q, nil
 }
 
-// filter applies key:val when key is a filter; false when it is not one.
-func (q *Query) filter(key, val string) (bool, error) {
+// filterExample is an example of each filter, for the error of an empty one.
+var filterExample = map[string]string{"from": "from:ann", "to": "to:claude", "session": "session:fix-login",
+	"has": "has:attachment", "is": "is:unread", "before": "before:2026-11-30", "after": "after:2026-11-01"}
+
+// filter applies the filter key:val (key one of filterKeys).
+func (q *Query) filter(key, val string) error {
 	switch key {
 	case "from":
 		q.From = append(q.From, strings.ToLower(val))
@@ -122,18 +150,18 @@ func (q *Query) filter(key, val string) (bool, error) {
 		q.Sessions = append(q.Sessions, val)
 	case "has":
 		if strings.ToLower(val) != "attachment" {
-			return false, &Error{Reason: fmt.Sprintf("has:%s is not a filter", val), Fix: "write has:attachment"}
+			return &Error{Reason: fmt.Sprintf("has:%s is not a filter", val), Fix: "write has:attachment"}
 		}
 		q.HasAttachment = true
 	case "is":
 		if strings.ToLower(val) != "unread" {
-			return false, &Error{Reason: fmt.Sprintf("is:%s is not a filter", val), Fix: "write is:unread"}
+			return &Error{Reason: fmt.Sprintf("is:%s is not a filter", val), Fix: "write is:unread"}
 		}
 		q.Unread = true
 	case "before", "after":
 		t, err := parseDate(val)
 		if err != nil {
-			return false, &Error{Reason: fmt.Sprintf("%s:%s is not a date", key, val),
+			return &Error{Reason: fmt.Sprintf("%s:%s is not a date", key, val),
 				Fix: "write the date as YYYY-MM-DD (UTC), e.g. " + key + ":2026-11-30"}
 		}
 		if key == "before" {
@@ -141,10 +169,8 @@ func (q *Query) filter(key, val string) (bool, error) {
 		} else {
 			q.After = t
 		}
-	default:
-		return false, nil
 	}
-	return true, nil
+	return nil
 }
 
 func parseDate(s string) (time.Time, error) {
@@ -157,6 +183,7 @@ func parseDate(s string) (time.Time, error) {
 type field struct {
 	text   string
 	quoted bool
+	neg    bool // a -"phrase"
 }
 
 // fields splits s at spaces outside double quotes; a quoted part is one
@@ -165,13 +192,13 @@ type field struct {
 func fields(s string) []field {
 	var out []field
 	var cur strings.Builder
-	inQuote, quoted := false, false
+	inQuote, quoted, neg := false, false, false
 	flush := func() {
 		if cur.Len() > 0 || quoted {
-			out = append(out, field{text: cur.String(), quoted: quoted})
+			out = append(out, field{text: cur.String(), quoted: quoted, neg: neg})
 		}
 		cur.Reset()
-		quoted = false
+		quoted, neg = false, false
 	}
 	for _, r := range s {
 		switch {
@@ -181,7 +208,10 @@ func fields(s string) []field {
 				// a closing quote ends the phrase unless a * follows
 			} else {
 				inQuote = true
-				if !strings.HasSuffix(cur.String(), ":") {
+				if cur.String() == "-" { // -"phrase"
+					cur.Reset()
+					quoted, neg = true, true
+				} else if !strings.HasSuffix(cur.String(), ":") {
 					flush()
 					quoted = true
 				}

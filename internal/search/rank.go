@@ -24,43 +24,6 @@ func (t Term) matchAt(toks []Token, i int) bool {
 	return true
 }
 
-func (t Term) count(toks []Token) int {
-	n := 0
-	for i := range toks {
-		if t.matchAt(toks, i) {
-			n++
-		}
-	}
-	return n
-}
-
-// Weights of the fields in Score.
-const (
-	subjectWeight = 3.0
-	senderWeight  = 2.0
-	bodyWeight    = 1.0
-)
-
-// Score answers how well a mail answers q: for each term, the saturated
-// frequency tf/(tf+1.2) of its matches in subject (weight 3), sender name
-// (2) and body (1), summed over the terms, the body's normalised by its
-// length as BM25 does (b = 0.75, average 100 tokens). A query with no terms
-// scores 0 for every mail (the order is then newest first). Equal scores
-// are ordered by the caller (newest first).
-func Score(q Query, subject, sender, body string) float64 {
-	if len(q.Terms) == 0 {
-		return 0
-	}
-	st, ft, bt := Tokenize(subject), Tokenize(sender), Tokenize(body)
-	norm := 0.25 + 0.75*float64(len(bt))/100
-	var total float64
-	for _, t := range q.Terms {
-		sat := func(tf int, k float64) float64 { return float64(tf) * 2.2 / (float64(tf) + 1.2*k) }
-		total += subjectWeight*sat(t.count(st), 1) + senderWeight*sat(t.count(ft), 1) + bodyWeight*sat(t.count(bt), norm)
-	}
-	return total
-}
-
 // Span is a piece of a text, Match when it is (part of) a match of the
 // query. A text rendered span by span, each piece as plain text and the
 // matches marked, cannot inject markup: the pieces are never HTML.

@@ -41,16 +41,47 @@ func TestParseQueryLanguage(t *testing.T) {
 		!q.After.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) || !q.Before.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("filters: %+v", q)
 	}
-	for _, bad := range []string{"is:read", "has:link", "before:yesterday", "a*", strings.Repeat("w ", MaxTerms+1)} {
+	for _, bad := range []string{"is:read", "has:link", "before:yesterday", "a*", strings.Repeat("w ", MaxTerms+1),
+		"from:", "deploy from:", `from:""`, "to: x", "-deploy", `-"build cache"`, "deploy -from:ann"} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+	if _, err := Parse("deploy from:"); err == nil || !strings.Contains(err.(*Error).Fix, "from:ann") {
+		t.Errorf("from: empty: %v", err)
+	}
+}
+
+// -word and -"phrase" exclude; a - inside a word does not.
+func TestParseExcludes(t *testing.T) {
+	q, err := Parse(`deploy -staging -"build cache" -conf* e-mail`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms, excl []string
+	for _, term := range q.Terms {
+		terms = append(terms, strings.Join(term.Tokens, "+"))
+	}
+	for _, term := range q.Exclude {
+		s := strings.Join(term.Tokens, "+")
+		if term.Prefix {
+			s += "*"
+		}
+		excl = append(excl, s)
+	}
+	if !reflect.DeepEqual(terms, []string{"deploy", "e+mail"}) || !reflect.DeepEqual(excl, []string{"staging", "build+cache", "conf*"}) {
+		t.Fatalf("terms %q excluded %q", terms, excl)
+	}
+	m := Compile(q, "ann", nil, false)
+	if len(m.Tiers) != 1 || !strings.Contains(m.Tiers[0].FTS, `NOT ({subject body sender} : "staging" OR {subject body sender} : "build cache" OR {subject body sender} : "conf"*)`) ||
+		!strings.HasSuffix(m.Tiers[0].TSQuery, ` & !('staging' | ('build' <-> 'cache') | 'conf':*)`) {
+		t.Fatalf("match %+v", m)
 	}
 }
 
 func TestCompileRestrictsToViewer(t *testing.T) {
 	q, _ := Parse(`"部署" deplo* from:ann`)
-	m := Compile(q, "Claude", nil)
+	m := Compile(q, "Claude", nil, false).Tiers[0]
 	if !strings.HasPrefix(m.FTS, `facets : "`+PartyFacet("claude")+`"`) || !strings.Contains(m.FTS, `{subject body sender} : "部 署"`) ||
 		!strings.Contains(m.FTS, `"deplo"*`) {
 		t.Fatalf("fts %s", m.FTS)
@@ -58,9 +89,24 @@ func TestCompileRestrictsToViewer(t *testing.T) {
 	if want := `'p:636c61756465' & ('f:616e6e') & ('部' <-> '署') & 'deplo':*`; m.TSQuery != want {
 		t.Fatalf("tsquery %s, want %s", m.TSQuery, want)
 	}
-	d := Doc{Subject: "it's", Body: "a b a", From: "ann", To: []string{"claude"}, SessionID: "s1", HasAttachment: true}
-	if got := d.TSVector(); got != `'a':5,7 'b':6 'it':1 's':2 'p:616e6e' 'f:616e6e' 's:7331' 'p:636c61756465' 't:636c61756465' 'a:'` {
+	// Ranked: all terms in the head, some of them, none; each the whole
+	// match and its head condition.
+	tiers := Compile(q, "Claude", nil, true).Tiers
+	if len(tiers) != 3 || tiers[0].Score != ScoreAllInHead || tiers[2].Score != ScoreBodyOnly ||
+		tiers[0].TSQuery != m.TSQuery+` & (('h:部' <-> 'h:署') & 'h:deplo':*)` ||
+		tiers[1].TSQuery != m.TSQuery+` & (('h:部' <-> 'h:署') | 'h:deplo':*) & !(('h:部' <-> 'h:署') & 'h:deplo':*)` ||
+		tiers[2].FTS != "("+m.FTS+`) NOT (head : "`+headMarker+`部 `+headMarker+`署" OR head : "`+headMarker+`deplo"*)` {
+		t.Fatalf("tiers %+v", tiers)
+	}
+	if one, _ := Parse("deploy"); len(Compile(one, "x", nil, true).Tiers) != 2 {
+		t.Fatal("one term has two tiers")
+	}
+	d := Doc{Subject: "it's", Body: "a b a", Sender: "Ann", From: "ann", To: []string{"claude"}, SessionID: "s1", HasAttachment: true}
+	if got := d.TSVector(); got != `'a':6,8 'ann':4 'b':7 'h:ann':4 'h:it':1 'h:s':2 'it':1 's':2 'p:616e6e' 'f:616e6e' 's:7331' 'p:636c61756465' 't:636c61756465' 'a:'` {
 		t.Fatalf("tsvector %s", got)
+	}
+	if _, _, _, head, _ := d.FTSColumns(); head != headMarker+"it "+headMarker+"s "+headSep+" "+headMarker+"ann" {
+		t.Fatalf("head %q", head)
 	}
 }
 
@@ -74,9 +120,6 @@ func TestHighlightMarksMatchesAsPlainSpans(t *testing.T) {
 	sn := Snippet(q, strings.Repeat("x ", 100)+"deploy now", 20)
 	if sn[0].Text != "…" || !sn[2].Match || sn[2].Text != "deploy" {
 		t.Fatalf("snippet %+v", sn)
-	}
-	if Score(q, "deploy", "", "x") <= Score(q, "x", "", "deploy") {
-		t.Fatal("a match in the subject ranks below one in the body")
 	}
 }
 
@@ -93,7 +136,7 @@ func TestIndexBoundsLargeBodies(t *testing.T) {
 	if n := len(d.TSVector()); n >= 1<<20 {
 		t.Fatalf("tsvector of %d bytes", n)
 	}
-	_, body, _, _ := d.FTSColumns()
+	_, body, _, _, _ := d.FTSColumns()
 	if n := len(strings.Fields(body)); n != MaxIndexedWords {
 		t.Fatalf("%d words indexed", n)
 	}

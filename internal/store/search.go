@@ -15,10 +15,11 @@ func EscapeLike(s string) string {
 	return r.Replace(s)
 }
 
-// Full-text search (issue 21 item 4, migration 0040). Each mail has one row
-// in search_docs (doc_id in indexing order) and its tokens (search.Doc) in
-// the dialect's index: the FTS5 table mail_fts with rowid doc_id (SQLite),
-// the tsvector column search_docs.tsv under a GIN index (PostgreSQL).
+// Full-text search (issue 21 item 4, migrations 0040 and 0043). Each mail
+// has one row in search_docs (doc_id in indexing order) and its tokens
+// (search.Doc) in the dialect's index: the FTS5 table mail_fts with rowid
+// doc_id (SQLite), the tsvector column search_docs.tsv under a GIN index
+// (PostgreSQL).
 
 func (q *Q) postgres() bool { return q.d.Name() == "postgres" }
 
@@ -34,9 +35,9 @@ func (q *Q) IndexMail(ctx context.Context, mailID string, createdAt time.Time, d
 	if _, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at) VALUES (?, ?)`, mailID, Millis(createdAt)); err != nil {
 		return err
 	}
-	subject, body, sender, facets := d.FTSColumns()
-	_, err := q.Exec(ctx, `INSERT INTO mail_fts (rowid, subject, body, sender, facets) VALUES (last_insert_rowid(), ?, ?, ?, ?)`,
-		subject, body, sender, facets)
+	subject, body, sender, head, facets := d.FTSColumns()
+	_, err := q.Exec(ctx, `INSERT INTO mail_fts (rowid, subject, body, sender, head, facets) VALUES (last_insert_rowid(), ?, ?, ?, ?, ?)`,
+		subject, body, sender, head, facets)
 	return err
 }
 
@@ -99,7 +100,7 @@ func (q *Q) IndexMails(ctx context.Context, docs []IndexedMail) error {
 			return err
 		}
 		b.Reset()
-		b.WriteString(`INSERT INTO mail_fts (rowid, subject, body, sender, facets) VALUES `)
+		b.WriteString(`INSERT INTO mail_fts (rowid, subject, body, sender, head, facets) VALUES `)
 		args = args[:0]
 		n := 0
 		for _, d := range batch {
@@ -111,9 +112,9 @@ func (q *Q) IndexMails(ctx context.Context, docs []IndexedMail) error {
 				b.WriteString(", ")
 			}
 			n++
-			b.WriteString("(?, ?, ?, ?, ?)")
-			subject, body, sender, facets := d.Doc.FTSColumns()
-			args = append(args, id, subject, body, sender, facets)
+			b.WriteString("(?, ?, ?, ?, ?, ?)")
+			subject, body, sender, head, facets := d.Doc.FTSColumns()
+			args = append(args, id, subject, body, sender, head, facets)
 		}
 		if n == 0 {
 			continue
@@ -142,11 +143,12 @@ type SearchCandidate struct {
 	MailID string
 }
 
-// SearchCandidates answers at most limit mails matching m (search.Compile,
-// which restricts them to viewer's own mail) and the filter, newest indexed
-// first. Both indexes are read in doc_id order and stop at limit, so the
-// cost follows the matches read, not the size of the mailbox.
-func (q *Q) SearchCandidates(ctx context.Context, m search.Match, viewer string, f SearchFilter, limit int) ([]SearchCandidate, error) {
+// SearchCandidates answers at most limit mails matching the tier m (one of
+// search.Compile's, which restricts them to viewer's own mail) and the
+// filter, newest indexed first. Both indexes are read in doc_id order and
+// stop at limit, so the cost follows the matches read, not the size of the
+// mailbox.
+func (q *Q) SearchCandidates(ctx context.Context, m search.Tier, viewer string, f SearchFilter, limit int) ([]SearchCandidate, error) {
 	var query strings.Builder
 	var args []any
 	if q.postgres() {

@@ -46,7 +46,7 @@ func TestSearchBackfillsMailsStoredBeforeTheIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.Read().SearchCandidates(ctx, search.Compile(q, viewer, nil), viewer, store.SearchFilter{}, 10)
+		got, err := st.Read().SearchCandidates(ctx, search.Compile(q, viewer, nil, false).Tiers[0], viewer, store.SearchFilter{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

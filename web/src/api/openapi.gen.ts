@@ -671,7 +671,7 @@ export interface paths {
         };
         /**
          * Search the mails the agent sent or received (full text, filters, ranked, highlighted)
-         * @description The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         * @description The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter or a cursor of another search. Caller: an agent (agent key as Bearer).
          */
         get: operations["getMailSearch"];
         put?: never;
@@ -680,7 +680,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: Search the mails the agent sent or received (full text, filters, ranked, highlighted)
-         * @description The status and headers the GET of this path answers, without a body. The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter. Caller: an agent (agent key as Bearer).
+         * @description The status and headers the GET of this path answers, without a body. The search of /me/mail/search over the agent's own mail; with a turn token, only its turn's session and the sessions delegated from it. 400 a bad parameter or a cursor of another search. Caller: an agent (agent key as Bearer).
          */
         head: operations["headMailSearch"];
         patch?: never;
@@ -1127,7 +1127,7 @@ export interface paths {
         };
         /**
          * Search the mails the person sent or received (full text, filters, ranked, highlighted)
-         * @description Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 200 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks every match (subject and sender first), newest lists every match newest first; hits carry plain-text highlight spans; next_cursor belongs to its query and order. 400 a bad parameter or a cursor of another search. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         get: operations["getMeMailSearch"];
         put?: never;
@@ -1136,7 +1136,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: Search the mails the person sent or received (full text, filters, ranked, highlighted)
-         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks the newest 200 matches, newest lists all; hits carry plain-text highlight spans. 400 a bad parameter. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description The status and headers the GET of this path answers, without a body. Full-text search over the mails the person sent or received: words, Chinese characters, phrases, prefixes and filters in q (docs/API.md "Search"); relevance ranks every match (subject and sender first), newest lists every match newest first; hits carry plain-text highlight spans; next_cursor belongs to its query and order. 400 a bad parameter or a cursor of another search. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         head: operations["headMeMailSearch"];
         patch?: never;
@@ -6353,9 +6353,9 @@ export interface operations {
     getMailSearch: {
         parameters: {
             query: {
-                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                /** @description the query: words, "phrases", prefix*, -word to exclude, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
+                /** @description relevance ranks every match: words in the subject or sender's name first, newest first within a tier; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
@@ -6427,9 +6427,9 @@ export interface operations {
     headMailSearch: {
         parameters: {
             query: {
-                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                /** @description the query: words, "phrases", prefix*, -word to exclude, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
+                /** @description relevance ranks every match: words in the subject or sender's name first, newest first within a tier; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
@@ -8806,9 +8806,9 @@ export interface operations {
     getMeMailSearch: {
         parameters: {
             query: {
-                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                /** @description the query: words, "phrases", prefix*, -word to exclude, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
+                /** @description relevance ranks every match: words in the subject or sender's name first, newest first within a tier; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
@@ -8880,9 +8880,9 @@ export interface operations {
     headMeMailSearch: {
         parameters: {
             query: {
-                /** @description the query: words, "phrases", prefix*, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
+                /** @description the query: words, "phrases", prefix*, -word to exclude, from:NAME, to:NAME, session:ALIAS, has:attachment, is:unread, before:YYYY-MM-DD, after:YYYY-MM-DD; at most 200 characters */
                 q: string;
-                /** @description relevance ranks the newest 200 matches; newest lists every match, newest first */
+                /** @description relevance ranks every match: words in the subject or sender's name first, newest first within a tier; newest lists every match, newest first */
                 sort?: "relevance" | "newest";
                 /** @description at most this many hits (1..100) */
                 limit?: number;
