@@ -66,6 +66,18 @@ describe('the search box searches all of the person\'s mail on the server', () =
     assert.ok(page.url().includes('m=' + encodeURIComponent(replyId)), page.url())
   })
 
+  test('a query the server cannot read says what is wrong with it, with no retry that cannot help', async () => {
+    await page.getByTestId('list-filter').fill('deploy has:nothing')
+    await page.getByTestId('list-filter').press('Enter')
+    const box = page.getByTestId('search-bad-query')
+    await box.waitFor()
+    const text = await box.textContent()
+    assert.ok(text.includes('This search cannot be read: has:nothing is not a filter'), text)
+    assert.ok(text.includes('How to write it: write has:attachment'), text)
+    assert.ok(!text.includes('Something went wrong'), text)
+    assert.equal(await page.getByTestId('error-box').count(), 0)
+  })
+
   test('editing the box goes back to filtering the list', async () => {
     await page.getByTestId('list-filter').fill('Release')
     await page.getByTestId('search-all').waitFor()

@@ -1,7 +1,8 @@
-import { api, list } from '../api/client'
+import { ApiError, api, list } from '../api/client'
 import type { SearchHit, TextSpan } from '../api/types'
 import { useI18n } from '../i18n'
 import { formatWhen } from '../lib/format'
+import { withoutRuleCodes } from '../lib/text'
 import { useAsync } from '../lib/hooks'
 import { ErrorBox, Spinner } from './ui'
 
@@ -34,7 +35,20 @@ export function Highlighted({ spans }: { spans: TextSpan[] | null | undefined })
 export function SearchHits({ q, onOpen }: { q: string; onOpen: (hit: SearchHit) => void }) {
   const { t, locale } = useI18n()
   const res = useAsync(() => api.search({ q, limit: 50 }), [q])
-  if (res.error && !res.data) return <ErrorBox error={res.error} onRetry={res.reload} />
+  if (res.error && !res.data) {
+    // A query the server cannot read is the person's to change, not a
+    // failure to retry: say what is wrong with it and how to write it.
+    if (res.error instanceof ApiError && res.error.status === 400 && res.error.field === 'q') {
+      const fix = res.error.suggestion ? withoutRuleCodes(res.error.suggestion) : ''
+      return (
+        <div role="alert" className="m-3 rounded-md border border-amber-200 bg-amber-50 p-3 text-sm text-amber-900" data-testid="search-bad-query">
+          <p>{t('search.badQuery', { reason: withoutRuleCodes(res.error.message) })}</p>
+          {fix && <p className="mt-1">{t('search.badQueryFix', { fix })}</p>}
+        </div>
+      )
+    }
+    return <ErrorBox error={res.error} onRetry={res.reload} />
+  }
   if (!res.data) return <Spinner />
   const hits = list(res.data.hits)
   if (hits.length === 0) return <p className="p-6 text-center text-sm text-slate-500" data-testid="search-empty">{t('search.empty')}</p>

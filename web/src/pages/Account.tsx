@@ -184,6 +184,7 @@ export function PasswordForm() {
     if (!current) return setErrs({ current: t('password.needCurrent') })
     if (next.length < MIN_PASSWORD_LENGTH) return setErrs({ next: t('password.tooShort', { n: MIN_PASSWORD_LENGTH }) })
     if (again !== next) return setErrs({ form: t('password.mismatch') })
+    if (next === current) return setErrs({ next: t('password.same') })
     setBusy(true)
     try {
       await api.changePassword({ current_password: current, new_password: next })
@@ -194,7 +195,7 @@ export function PasswordForm() {
       notify(t('password.changed'))
     } catch (e) {
       if (e instanceof ApiError && e.field === 'current_password') setErrs({ current: e.code === 'wrong_password' ? t('password.wrong') : errorText(e) })
-      else if (e instanceof ApiError && e.field === 'new_password') setErrs({ next: errorText(e) })
+      else if (e instanceof ApiError && e.field === 'new_password') setErrs({ next: e.code === 'same_password' ? t('password.same') : errorText(e) })
       else setErrs({ form: errorText(e) })
     } finally {
       setBusy(false)

@@ -47,6 +47,9 @@ describe('PasswordForm', () => {
     fill(m, 'old-secret', 'new-secret-1', 'new-secret-2')
     click(m.q('password-submit'))
     expect(m.q('password-error').textContent).toBe('The two new passwords differ.')
+    fill(m, 'old-secret-1', 'old-secret-1', 'old-secret-1')
+    click(m.q('password-submit'))
+    expect(m.q('password-form').textContent).toContain('The new password is the one you have now')
     expect(change).not.toHaveBeenCalled()
   })
 
