@@ -57,10 +57,14 @@ type PermissionDecisionEvent struct {
 	Always         bool   `json:"always"`
 	Note           string `json:"note"`
 	DecidedBy      string `json:"decided_by"` // username, or "timeout"
-	SessionID      string `json:"session_id"`
-	RelayKey       string `json:"relay_key"`
-	RelayKind      string `json:"relay_kind" enum:"permission"`
-	ArgsHash       string `json:"args_hash,omitempty"`
+	// DecidedVia is how it was decided: "api", "reply", "timeout", or
+	// "stop" when a stop of its run closed it (people's streams only: the
+	// agent's bridge ended the turn's asks itself).
+	DecidedVia string `json:"decided_via,omitempty" enum:"api,reply,timeout,stop"`
+	SessionID  string `json:"session_id"`
+	RelayKey   string `json:"relay_key"`
+	RelayKind  string `json:"relay_kind" enum:"permission"`
+	ArgsHash   string `json:"args_hash,omitempty"`
 }
 
 // Event is one server-sent event as the client delivers it.

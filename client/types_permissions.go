@@ -21,7 +21,9 @@ type PermissionRequest struct {
 }
 
 // Permission is the state of one permission request. Status is "pending",
-// "approved" or "denied". DecidedVia is "api", "reply" or "timeout".
+// "approved" or "denied". DecidedVia is "api", "reply", "timeout" or
+// "stop": a stop of the run it was asked in closed it as denied (issue 16,
+// B-9.2; DecidedBy is the person who stopped the run).
 type Permission struct {
 	MailID    string   `json:"mail_id"`
 	SessionID string   `json:"session_id"`
@@ -41,11 +43,15 @@ type Permission struct {
 	Always         bool       `json:"always"`
 	Note           string     `json:"note,omitempty"`
 	DecidedBy      string     `json:"decided_by,omitempty"`
-	DecidedVia     string     `json:"decided_via,omitempty" enum:"api,reply,timeout"`
+	DecidedVia     string     `json:"decided_via,omitempty" enum:"api,reply,timeout,stop"`
 	DecisionMailID string     `json:"decision_mail_id,omitempty"`
 	DecidedAt      *time.Time `json:"decided_at,omitempty"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
+	// RunID is the run the request was asked in: the agent's run of the
+	// session that was running when the request arrived (absent when none
+	// was). Stopping that run closes the request.
+	RunID string `json:"run_id,omitempty"`
 	// Duplicate is true when this answer is a replay: of an earlier
 	// request (the same relay_key), or of an earlier decision (the same
 	// person deciding the same way again, which changes nothing).

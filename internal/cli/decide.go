@@ -143,6 +143,8 @@ func decidedText(l lang, p *client.Permission) string {
 	switch {
 	case p.DecidedVia == "timeout":
 		return l.F("denied at %s because nobody decided before it expired", at)
+	case p.DecidedVia == "stop":
+		return l.F("closed at %s because %s stopped the turn it belongs to; nothing of it runs, and a new mail to the agent starts a new turn", at, p.DecidedBy)
 	case p.Always:
 		return l.F("always allowed by %s at %s (%q)", p.DecidedBy, at, p.Decision)
 	case p.Approved:

@@ -31,6 +31,7 @@ type watchData struct {
 	Decision     string `json:"decision"`
 	Approved     bool   `json:"approved"`
 	DecidedBy    string `json:"decided_by"`
+	DecidedVia   string `json:"decided_via"`
 	State        string `json:"state"`
 	RunID        string `json:"run_id"`
 }
@@ -183,6 +184,9 @@ func watchText(l lang, ev client.Event, all bool, seenPermission map[string]bool
 	case client.EventPermissionRequest:
 		return permission()
 	case client.EventPermissionDecision:
+		if d.DecidedVia == "stop" {
+			return l.F("permission %s closed: %s stopped the turn it belongs to; nothing of it runs", d.MailID, d.DecidedBy)
+		}
 		if d.Approved {
 			return l.F("permission %s approved by %s (%s)", d.MailID, d.DecidedBy, d.Decision)
 		}

@@ -23,3 +23,17 @@ func TestWatchSkipsOwnSentMailUnlessAll(t *testing.T) {
 		t.Errorf("received mail: %q", got)
 	}
 }
+
+// A permission request a stop closed (issue 16) is printed as closed, not as
+// a person's denial, and offers no decision.
+func TestWatchSaysAStopClosedTheRequest(t *testing.T) {
+	ev := client.Event{ID: 7, Type: client.EventPermissionDecision,
+		Data: []byte(`{"mail_id":"p1","decision":"deny","approved":false,"decided_by":"bob","decided_via":"stop"}`)}
+	want := "permission p1 closed: bob stopped the turn it belongs to; nothing of it runs"
+	if got := watchText(langEN, ev, false, map[string]bool{}); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := watchText(langZH, ev, false, map[string]bool{}); got != "权限 p1 已关闭：bob 停止了它所在的一轮，它不会运行" {
+		t.Errorf("in Chinese: %q", got)
+	}
+}

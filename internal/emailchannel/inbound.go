@@ -384,13 +384,22 @@ func (c *Channel) queueNoticeTx(ctx context.Context, tx *store.Q, tok store.Repl
 		when = " on " + p.DecidedAt.UTC().Format("2006-01-02 15:04 MST")
 	}
 	first := "Your reply came after this permission request was decided, so it did not change the decision."
+	decision := fmt.Sprintf("The request: %s\nThe decision: %s, by %s%s (answer %q).", permissionAsk(p), verdict, by, when, p.Decision)
+	zh := "你的回复晚于这条权限请求的决定，决定没有改变。"
+	if p.DecidedVia == gateway.DecidedViaStop {
+		// The turn it belonged to was stopped (issue 16): nothing waits
+		// for an answer any more.
+		first = fmt.Sprintf("This permission request was closed because %s stopped the turn it belongs to%s, so your reply changed nothing and nothing of it runs. To have the agent do it after all, write it a new mail.", p.DecidedBy, when)
+		decision = "The request: " + permissionAsk(p)
+		zh = fmt.Sprintf("这条权限请求已关闭，因为 %s 停止了它所在的一轮；你的回复不会改变什么，它也不会运行。如果仍想让智能体去做，请给它写一封新邮件。", p.DecidedBy)
+	}
 	if kept {
 		first += " It was kept in the conversation as an ordinary mail."
 	}
 	paragraphs := []string{
 		first,
-		fmt.Sprintf("The request: %s\nThe decision: %s, by %s%s (answer %q).", permissionAsk(p), verdict, by, when, p.Decision),
-		"你的回复晚于这条权限请求的决定，决定没有改变。",
+		decision,
+		zh,
 		"Open the conversation: " + c.conversationURL(parent),
 	}
 	id := "notice-" + store.NewID() + "@" + c.cfg.Domain

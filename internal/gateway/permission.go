@@ -27,10 +27,14 @@ const (
 	DecidedViaAPI     = "api"
 	DecidedViaReply   = "reply"
 	DecidedViaTimeout = "timeout"
+	// DecidedViaStop closes a pending request of a run a person stopped
+	// (issue 16, B-9.2): denied, decided_by the person who stopped it.
+	DecidedViaStop = "stop"
 
 	// DecidedByTimeout is decided_by of a request the clock decided.
 	DecidedByTimeout = "timeout"
-	// TimeoutDecision is the decision word of a timed-out request.
+	// TimeoutDecision is the decision word of a timed-out request (and of
+	// one a stop closed).
 	TimeoutDecision = "deny"
 )
 
@@ -62,7 +66,8 @@ func permissionView(row store.PermissionRow) client.Permission {
 	}
 	p := client.Permission{MailID: row.MailID, SessionID: row.SessionID, AgentName: row.AgentName,
 		Question: row.Question, Options: []string{}, Context: row.Context, Tool: row.Tool, ArgsHash: row.ArgsHash,
-		ToolSummary: summary, RelayKey: row.RelayKey, Status: PermissionStatusPending, ExpiresAt: row.ExpiresAt, CreatedAt: row.CreatedAt}
+		ToolSummary: summary, RelayKey: row.RelayKey, Status: PermissionStatusPending, ExpiresAt: row.ExpiresAt, CreatedAt: row.CreatedAt,
+		RunID: row.RunID}
 	_ = json.Unmarshal([]byte(row.Options), &p.Options)
 	if row.Decided {
 		p.Status = PermissionStatusDenied
@@ -109,7 +114,9 @@ func permissionNotFound() error {
 // Options default to DefaultPermissionOptions; the canonical hash of
 // tool_input is stored as args_hash and ToolSummary(tool, tool_input) as
 // tool_summary; scope defaults to the agent's path in the session and must
-// lie inside it (requestScope);
+// lie inside it (requestScope); run_id is the agent's run of the session
+// that is running now ("" when none is), so that a stop of that run closes
+// the request (closeRunPermissionsTx);
 // expires_at must lie in the future. The request mail's parent is the
 // newest mail of the session addressed to the agent (none: no parent), so
 // it sits in the conversation tree under the work it interrupts.
@@ -253,9 +260,14 @@ func (s *Service) RequestPermission(ctx context.Context, p *Principal, req clien
 		if err != nil {
 			return err
 		}
+		runID, err := tx.RunningRunOf(ctx, sess.SessionID, p.Name)
+		if err != nil {
+			return err
+		}
 		row := store.PermissionRow{MailID: created.Mail.MailID, SessionID: sess.SessionID, AgentName: p.Name,
 			Question: req.Question, Options: string(optJSON), Context: req.Context, Tool: req.Tool, ArgsHash: argsHash,
-			ToolSummary: ToolSummary(req.Tool, req.ToolInput), Scope: scope, RelayKey: req.RelayKey, ExpiresAt: expires, CreatedAt: tx.Now}
+			ToolSummary: ToolSummary(req.Tool, req.ToolInput), Scope: scope, RelayKey: req.RelayKey, ExpiresAt: expires, CreatedAt: tx.Now,
+			RunID: runID}
 		ok, err := tx.InsertPermissionRequest(ctx, row)
 		if err != nil {
 			return err

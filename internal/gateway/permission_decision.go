@@ -71,6 +71,9 @@ func (s *Service) Decide(ctx context.Context, p *Principal, mailID string, req c
 				out = &v
 				return nil
 			}
+			if row.DecidedVia == DecidedViaStop {
+				return closedByStop(ctx, tx.Q, row, p.Name)
+			}
 			return alreadyDecided(row)
 		}
 		if row.ExpiresAt != nil && !row.ExpiresAt.After(tx.Now) {
@@ -86,9 +89,24 @@ func (s *Service) Decide(ctx context.Context, p *Principal, mailID string, req c
 		if gerr != nil {
 			return nil, gerr
 		}
+		if row.DecidedVia == DecidedViaStop {
+			return nil, closedByStop(ctx, s.Read(), row, p.Name)
+		}
 		return nil, alreadyDecided(row)
 	}
 	return out, err
+}
+
+// closedByStop is the 409 already_decided of a late decision of a request
+// a stop closed, in the person's language: who stopped the turn, that the
+// answer changes nothing, and what to do instead.
+func closedByStop(ctx context.Context, q *store.Q, row store.PermissionRow, person string) error {
+	lang, err := personLanguage(ctx, q, person)
+	if err != nil {
+		return err
+	}
+	w := personLangs[lang]
+	return Conflict("already_decided", fmt.Sprintf(w.closedLate, row.DecidedBy), w.closedLateFix)
 }
 
 func alreadyDecided(row store.PermissionRow) error {
@@ -106,7 +124,8 @@ func alreadyDecided(row store.PermissionRow) error {
 // "always", and the permission_decision events.
 func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow, in decisionInput) (*client.Permission, error) {
 	approved, always := JudgeDecision(in.word)
-	if in.via == DecidedViaTimeout {
+	byClock := in.via == DecidedViaTimeout || in.via == DecidedViaStop // nobody answered the request itself
+	if byClock {
 		approved, always = false, false
 	}
 	sess, err := tx.GetSession(ctx, row.SessionID)
@@ -131,7 +150,7 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 		}
 		// The decider reads it in the tree: their language; the people asked on a timeout.
 		readers := []string{in.decidedBy}
-		if in.via == DecidedViaTimeout {
+		if byClock {
 			readers = nil
 			for _, r := range rs[row.MailID] {
 				if r.Kind == store.KindPerson {
@@ -174,9 +193,14 @@ func (s *Service) decideTx(ctx context.Context, tx *Tx, row store.PermissionRow,
 	at := tx.Now
 	row.DecidedAt = &at
 	ev := client.PermissionDecisionEvent{MailID: row.MailID, DecisionMailID: decisionMailID, Decision: d.Decision,
-		Approved: approved, Always: always, Note: d.Note, DecidedBy: d.DecidedBy, SessionID: row.SessionID,
+		Approved: approved, Always: always, Note: d.Note, DecidedBy: d.DecidedBy, DecidedVia: d.DecidedVia, SessionID: row.SessionID,
 		RelayKey: row.RelayKey, RelayKind: client.RelayPermission, ArgsHash: row.ArgsHash}
 	recipients := []string{row.AgentName}
+	if in.via == DecidedViaStop {
+		// The bridge ended the stopped turn's asks itself; a decision no
+		// ask waits for would become a new turn (B-4.2).
+		recipients = nil
+	}
 	for _, r := range rs[row.MailID] {
 		if r.Kind == store.KindPerson {
 			recipients = append(recipients, r.Name)
@@ -202,6 +226,8 @@ func decisionMailBody(w personWords, lang string, in decisionInput, approved, al
 	switch {
 	case in.via == DecidedViaTimeout:
 		b.WriteString(w.deniedTimeout)
+	case in.via == DecidedViaStop:
+		fmt.Fprintf(&b, w.closedByStop, in.decidedBy)
 	case always && grantable(row, agentWS):
 		fmt.Fprintf(&b, w.approvedAlway, row.AgentName, row.Tool, agentWS, in.decidedBy)
 	case always:
@@ -211,7 +237,7 @@ func decisionMailBody(w personWords, lang string, in decisionInput, approved, al
 	default:
 		b.WriteString(w.denied)
 	}
-	if plain := strings.ToLower(strings.TrimSpace(in.word)); in.via != DecidedViaTimeout && (in.via == DecidedViaReply || (plain != "approve" && plain != "always" && plain != "deny")) {
+	if plain := strings.ToLower(strings.TrimSpace(in.word)); in.via != DecidedViaTimeout && in.via != DecidedViaStop && (in.via == DecidedViaReply || (plain != "approve" && plain != "always" && plain != "deny")) {
 		// A written word is read back; the plain word of a button or
 		// command says its verdict itself (issue 18: "Approved. (approve)").
 		fmt.Fprintf(&b, "\n"+w.readAs, in.word, readingIn(lang, in.word))
@@ -259,6 +285,8 @@ func (s *Service) decideByReply(ctx context.Context, tx *Tx, m *CreatedMail) err
 		switch {
 		case row.Decided && approved == row.Approved && always == row.Always:
 			return nil
+		case row.Decided && row.DecidedVia == DecidedViaStop:
+			return closedByStop(ctx, tx.Q, row, m.Mail.FromName)
 		case row.Decided:
 			return alreadyDecided(row)
 		case !approved:
@@ -330,6 +358,30 @@ func splitDecisionText(body string) (word, note string) {
 	}
 	word = string([]rune(word)[:min(utf8.RuneCountInString(word), MaxDecisionRunes)])
 	return word, strings.TrimSpace(strings.Join(rest, "\n"))
+}
+
+// closeRunPermissionsTx closes the pending permission requests asked in a
+// run a person stopped (issue 16, B-9.2): each is decided deny with
+// decided_via "stop" and decided_by the person who stopped the run, a
+// decision mail from the system in the asked people's language, and a
+// permission_decision event to those people, so no card, "Waiting for you"
+// or `agentmail watch` offers a decision any more. The agent gets no event:
+// its bridge answered the stopped turn's asks deny itself, and a decision
+// no ask waits for would become a new turn (B-4.2). A request decided
+// meanwhile (a concurrent decision) aborts the transaction with
+// errDecisionLost; the caller tries again. It answers how many it closed.
+func (s *Service) closeRunPermissionsTx(ctx context.Context, tx *Tx, runID, by string) (int, error) {
+	rows, err := tx.PendingPermissionsOfRun(ctx, runID)
+	if err != nil {
+		return 0, err
+	}
+	for _, row := range rows {
+		if _, err := s.decideTx(ctx, tx, row, decisionInput{word: TimeoutDecision, decidedBy: by, via: DecidedViaStop,
+			from: Party{Name: SystemSender, Kind: store.KindSystem}}); err != nil {
+			return 0, err
+		}
+	}
+	return len(rows), nil
 }
 
 // ExpirePermissions decides every pending request whose expires_at has

@@ -149,7 +149,7 @@ func TestDecideByAPIFirstWinsAndSendsTheEvent(t *testing.T) {
 	var ev client.PermissionDecisionEvent
 	json.Unmarshal(evs[0].Data, &ev)
 	want := client.PermissionDecisionEvent{MailID: p.MailID, DecisionMailID: got.DecisionMailID, Decision: "同意", Approved: true,
-		Note: "go ahead", DecidedBy: "alice", SessionID: s.SessionID, RelayKey: "perm-api", RelayKind: "permission", ArgsHash: p.ArgsHash}
+		Note: "go ahead", DecidedBy: "alice", DecidedVia: "api", SessionID: s.SessionID, RelayKey: "perm-api", RelayKind: "permission", ArgsHash: p.ArgsHash}
 	if ev != want {
 		t.Errorf("event = %+v\nwant    %+v", ev, want)
 	}

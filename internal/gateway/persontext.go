@@ -22,6 +22,9 @@ type personWords struct {
 	unansweredBy  string // %s time
 	howToAnswer   string // %s options
 	deniedTimeout string
+	closedByStop  string // %s the person who stopped the run
+	closedLate    string // %s the person who stopped the run
+	closedLateFix string
 	approvedAlway string // %s agent, %s tool, %s workspace, %s person
 	approvedOnce  string
 	approved      string
@@ -45,6 +48,9 @@ var personLangs = map[string]personWords{
 		unansweredBy:  "Unanswered by %s, it is denied.",
 		howToAnswer:   "Options: %s. Reply with approve or yes to allow once, or always to allow this tool in this scope from now on; any other answer denies.",
 		deniedTimeout: "Denied: nobody decided before the request expired.",
+		closedByStop:  "Closed: %s stopped the turn this request belongs to before anyone decided, so nothing of it runs.",
+		closedLate:    "This request was closed because %s stopped the turn it belongs to; your answer changes nothing and nothing of it runs",
+		closedLateFix: "to have the agent do it after all, write it a new mail",
 		approvedAlway: "Approved, always: %s may use `%s` in `%s` from now on, without asking, in sessions where %s is the only person.",
 		approvedOnce:  "Approved once: no always-allow grant was stored, because the request names no tool or the agent has no workspace in this session.",
 		approved:      "Approved.",
@@ -66,6 +72,9 @@ var personLangs = map[string]personWords{
 		unansweredBy:  "如在 %s 前无人回答，即视为拒绝。",
 		howToAnswer:   "选项：%s。回复“同意”允许这一次，回复“一直同意”从此在这个范围内允许该工具；其他任何回答都是拒绝。",
 		deniedTimeout: "已拒绝：请求过期前无人作出决定。",
+		closedByStop:  "已关闭：在有人作出决定之前，%s 停止了这条请求所在的一轮，所以它不会运行。",
+		closedLate:    "这条请求已关闭，因为 %s 停止了它所在的一轮；你的回答不会改变什么，它也不会运行",
+		closedLateFix: "如果仍想让智能体去做，请给它写一封新邮件",
 		approvedAlway: "已一直同意：从现在起，在 %[4]s 是唯一参与者的会话中，%[1]s 可以在 `%[3]s` 中使用 `%[2]s`，不再询问。",
 		approvedOnce:  "已同意这一次：没有保存“一直同意”授权，因为请求没有写明工具，或智能体在这个会话中没有工作目录。",
 		approved:      "已同意。",

@@ -59,7 +59,9 @@ func checkRunText(field, v string, max int) error {
 // name stands), and quiescence "proven" or "unproven"; a
 // transcript_attachment_id must name an attachment the agent uploaded
 // (400 otherwise). A stopped run's reservations end with it
-// (ReleaseReservationsOfRun).
+// (ReleaseReservationsOfRun); once a stop was asked (stopped_by known),
+// every report but queued closes the run's pending permission requests
+// (closeRunPermissionsTx, B-9.2).
 func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req client.Run) (*client.Run, error) {
 	id = strings.TrimSpace(id)
 	if id == "" || len(id) > 200 {
@@ -94,7 +96,7 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 		return nil, Invalid("session_id", "session_id is required", "the mail session the run works for")
 	}
 	var out client.Run
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.writeClosing(ctx, func(tx *Tx) error {
 		if _, err := sessionFor(ctx, tx.Q, req.SessionID, p.Name); err != nil {
 			return err
 		}
@@ -169,6 +171,12 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 				}
 			}
 		}
+		if stoppedBy != "" && req.State != client.RunQueued {
+			// The stopped turn's permission requests are closed (B-9.2).
+			if _, err := s.closeRunPermissionsTx(ctx, tx, id, stoppedBy); err != nil {
+				return err
+			}
+		}
 		if req.State == client.RunFinished && req.StopReason == StopReasonStopped { // reservations.go
 			_, err := s.releaseOfSessionTx(ctx, tx, p.Name, req.SessionID)
 			return err
@@ -218,7 +226,8 @@ var errRunNotFound = NotFound("run_not_found", "no such run", "list the session'
 // (stop_requested_at, stopped_by: the first asker stands), its agent a
 // run_stop event (replayed with Last-Event-ID like every event), the
 // session's people a run_updated event, and the agent's reservations of the
-// session end (ReleaseReservationsOfRun's rule); the answer is the run as
+// session end (ReleaseReservationsOfRun's rule), its pending permission
+// requests are closed as denied (closeRunPermissionsTx, B-9.2); the answer is the run as
 // it is now (the bridge reports its end). A run that ended (idle, finished,
 // failed) is 409 run_not_running; an unknown run and one of a session the
 // person does not take part in are the same 404 run_not_found. Asking again
@@ -229,7 +238,7 @@ func (s *Service) StopRun(ctx context.Context, p *Principal, runID string) (*cli
 		return nil, errRunNotFound
 	}
 	var out client.RunStopResponse
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.writeClosing(ctx, func(tx *Tx) error {
 		run, err := tx.GetRun(ctx, runID)
 		if errors.Is(err, store.ErrNotFound) {
 			return errRunNotFound
@@ -255,6 +264,11 @@ func (s *Service) StopRun(ctx context.Context, p *Principal, runID string) (*cli
 		if err != nil {
 			return err
 		}
+		// Its pending permission requests are closed at once: nobody may
+		// approve a command of a turn that is being stopped (B-9.2).
+		if _, err := s.closeRunPermissionsTx(ctx, tx, runID, got.StoppedBy); err != nil {
+			return err
+		}
 		out = client.RunStopResponse{Status: "stopping", Run: runView(got)}
 		if _, err := tx.Emit(ctx, got.AgentName, client.EventRunStop, client.RunStopEvent{RunID: got.RunID,
 			SessionID: got.SessionID, MailID: got.MailID, StoppedBy: got.StoppedBy}); err != nil {
@@ -278,6 +292,19 @@ func (s *Service) StopRun(ctx context.Context, p *Principal, runID string) (*cli
 		return nil, err
 	}
 	return &out, nil
+}
+
+// writeClosing is Write for a transaction that closes permission requests
+// (closeRunPermissionsTx): one that lost a request to a concurrent decision
+// is tried again, at most three times in all.
+func (s *Service) writeClosing(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = s.Write(ctx, fn); !errors.Is(err, errDecisionLost) {
+			return err
+		}
+	}
+	return err
 }
 
 // MyRuns answers the runs in the sessions the person takes part in, newest

@@ -26,6 +26,9 @@ type PermissionRow struct {
 	RelayKey    string
 	ExpiresAt   *time.Time
 	CreatedAt   time.Time
+	// RunID is the run the request was asked in (migration 0042): the
+	// agent's running run of the session when it arrived, "" when none ran.
+	RunID string
 
 	Decided        bool
 	Decision       string
@@ -52,7 +55,7 @@ type PermissionDecisionRow struct {
 }
 
 const permissionSelect = `SELECT p.mail_id, p.session_id, p.agent_name, p.question, p.options, p.context, p.tool,
-	p.args_hash, p.tool_summary, p.scope, p.relay_key, p.expires_at, p.created_at,
+	p.args_hash, p.tool_summary, p.scope, p.relay_key, p.expires_at, p.created_at, p.run_id,
 	d.mail_id, COALESCE(d.decision, ''), COALESCE(d.approved, ?), COALESCE(d.always_allow, ?), COALESCE(d.note, ''),
 	COALESCE(d.decided_by, ''), COALESCE(d.decided_via, ''), COALESCE(d.decision_mail_id, ''), d.decided_at
 	FROM permission_requests p LEFT JOIN permission_decisions d ON d.mail_id = p.mail_id`
@@ -63,7 +66,7 @@ func scanPermission(sc interface{ Scan(...any) error }) (PermissionRow, error) {
 	var created int64
 	var decided sql.NullString
 	err := sc.Scan(&p.MailID, &p.SessionID, &p.AgentName, &p.Question, &p.Options, &p.Context, &p.Tool,
-		&p.ArgsHash, &p.ToolSummary, &p.Scope, &p.RelayKey, &exp, &created,
+		&p.ArgsHash, &p.ToolSummary, &p.Scope, &p.RelayKey, &exp, &created, &p.RunID,
 		&decided, &p.Decision, &p.Approved, &p.Always, &p.Note, &p.DecidedBy, &p.DecidedVia, &p.DecisionMailID, &decAt)
 	p.ExpiresAt, p.CreatedAt, p.DecidedAt = TimePtr(exp), FromMillis(created), TimePtr(decAt)
 	p.Decided = decided.Valid
@@ -92,10 +95,10 @@ func (q *Q) permissions(ctx context.Context, where string, args ...any) ([]Permi
 // one mail; a unique constraint, never a count).
 func (q *Q) InsertPermissionRequest(ctx context.Context, p PermissionRow) (bool, error) {
 	res, err := q.Exec(ctx, `INSERT INTO permission_requests (mail_id, session_id, agent_name, question, options, context,
-		tool, args_hash, tool_summary, scope, relay_key, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		tool, args_hash, tool_summary, scope, relay_key, expires_at, created_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent_name, relay_key) DO NOTHING`,
 		p.MailID, p.SessionID, p.AgentName, p.Question, p.Options, p.Context, p.Tool, p.ArgsHash, p.ToolSummary, p.Scope, p.RelayKey,
-		NullMillis(p.ExpiresAt), Millis(p.CreatedAt))
+		NullMillis(p.ExpiresAt), Millis(p.CreatedAt), p.RunID)
 	if err != nil {
 		return false, err
 	}
@@ -204,6 +207,15 @@ func (q *Q) CountOpenPermissionsInSession(ctx context.Context, sessionID string,
 		WHERE p.session_id = ? AND (d.mail_id IS NULL OR (d.decided_via = 'timeout' AND p.created_at > ?))`,
 		sessionID, Millis(since)).Scan(&n)
 	return n, err
+}
+
+// PendingPermissionsOfRun answers the undecided requests asked in the run,
+// oldest first (at most 200: the per-session pending cap is lower).
+func (q *Q) PendingPermissionsOfRun(ctx context.Context, runID string) ([]PermissionRow, error) {
+	if runID == "" {
+		return nil, nil
+	}
+	return q.permissions(ctx, `WHERE p.run_id = ? AND d.mail_id IS NULL ORDER BY p.mail_id LIMIT 200`, runID)
 }
 
 // ExpiredPermissions answers up to limit undecided requests whose

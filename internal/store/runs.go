@@ -106,6 +106,18 @@ func (q *Q) SessionRuns(ctx context.Context, sessionID string, limit int) ([]Run
 	return scanRuns(rows)
 }
 
+// RunningRunOf answers the id of agent's newest run of the session in state
+// running, or "" when none runs.
+func (q *Q) RunningRunOf(ctx context.Context, sessionID, agent string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT run_id FROM runs WHERE session_id = ? AND agent_name = ? AND state = 'running'
+		ORDER BY started_at DESC, run_id DESC LIMIT 1`, sessionID, agent).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
 // RequestRunStop records a person's stop request on a run (issue 16):
 // stop_requested_at and stopped_by, unless a request was recorded already
 // (the first one stands). It answers whether this call recorded it.

@@ -2467,7 +2467,7 @@ export interface components {
             decided_at?: string | null;
             decided_by?: string;
             /** @enum {string} */
-            decided_via?: "api" | "reply" | "timeout";
+            decided_via?: "api" | "reply" | "timeout" | "stop";
             decision?: string;
             decision_mail_id?: string;
             duplicate?: boolean;
@@ -2478,6 +2478,7 @@ export interface components {
             options: string[];
             question: string;
             relay_key: string;
+            run_id?: string;
             session_id: string;
             /** @enum {string} */
             status: "pending" | "approved" | "denied";
@@ -2489,6 +2490,8 @@ export interface components {
             approved: boolean;
             args_hash?: string;
             decided_by: string;
+            /** @enum {string} */
+            decided_via?: "api" | "reply" | "timeout" | "stop";
             decision: string;
             decision_mail_id: string;
             mail_id: string;

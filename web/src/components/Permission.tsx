@@ -11,12 +11,14 @@ import { Markdown } from './Markdown'
  * decisionText says how a decided request was decided, by decided_via:
  * "api" → "by <name>" (the page, the CLI or any client: the API cannot tell
  * them apart), "reply" → "by reply from <name>", "timeout" → "expired
- * (denied automatically)"; each with the time.
+ * (denied automatically)", "stop" → "closed: <name> stopped the turn"
+ * (issue 16); each with the time.
  */
 export function decisionText(p: Permission, t: Translate, locale: string): string {
   const when = formatFull(p.decided_at, locale)
   const who = p.decided_by ?? '?'
   if (p.decided_via === 'timeout') return t('perm.decided.timeout', { when })
+  if (p.decided_via === 'stop') return t('perm.decided.stop', { who, when })
   if (p.decided_via === 'reply') return t('perm.decided.reply', { who, when })
   return t('perm.decided.api', { who, when })
 }

@@ -55,6 +55,10 @@ describe('PermissionCard decided by', () => {
     expect(s).toMatch(/^expired \(denied automatically\), /)
     expect(s).not.toMatch(/by timeout/)
   })
+  it('stop: "closed: <name> stopped the turn"', () => {
+    const s = decided({ ...base, status: 'denied', decision: 'deny', approved: false, decided_via: 'stop' })
+    expect(s).toMatch(/^closed: bob stopped the turn, so nothing of it runs, /)
+  })
 })
 
 describe('a permission request mail in the conversation', () => {

@@ -179,6 +179,7 @@ export const en = {
   'perm.decided.api': 'by {who}, {when}',
   'perm.decided.reply': 'by reply from {who}, {when}',
   'perm.decided.timeout': 'expired (denied automatically), {when}',
+  'perm.decided.stop': 'closed: {who} stopped the turn, so nothing of it runs, {when}',
   'perm.conflict': 'Someone else decided first.',
   'perm.keys': 'y approve · n deny',
   'perm.openConversation': 'Open conversation',

@@ -178,6 +178,7 @@ export const zh: Record<MsgKey, string> = {
   'perm.decided.api': '由 {who} 决定，{when}',
   'perm.decided.reply': '由 {who} 回信决定，{when}',
   'perm.decided.timeout': '已过期（自动拒绝），{when}',
+  'perm.decided.stop': '已关闭：{who} 停止了这一轮，它不会运行，{when}',
   'perm.conflict': '已经有人先做了决定。',
   'perm.keys': 'y 同意 · n 拒绝',
   'perm.openConversation': '打开会话',
