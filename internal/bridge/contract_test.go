@@ -260,6 +260,34 @@ var platformCases = []platformCase{
 		requestsPerFailedAttempt: 0,
 	},
 	{
+		// Qwen Code (`qwen --acp`), over the ACP adapter.
+		name: "acp-qwen", platform: platforms.Qwen, agent: "acpqwen", provider: "openai",
+		readInbox: "mcp__agentmail__read_inbox", shell: "run_shell_command",
+		shellInput: func(command string) map[string]any {
+			return map[string]any{"command": command, "description": "create a file"}
+		},
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			if err := r.Env.UseQwen(r.Model.OpenAIBaseURL(), goodModel, brokenModel); err != nil {
+				t.Fatal(err)
+			}
+			r.UseACP(acpCommand(r, platforms.Qwen, "--acp"))
+		},
+		// Qwen Code tells the model its directory in a context message of its own.
+		workdirInSystem:  func(dir string) string { return "I'm currently working in the directory: " + dir },
+		workdirInContext: true,
+		platformSession: func(r *mailrig.Rig, id, dir string) string {
+			if len(id) < 8 {
+				return "want Qwen's session id"
+			}
+			return ""
+		},
+		aliasOrigin:              aliasFromSubject,
+		permissionKey:            func(key string) bool { return strings.Count(key, ":") >= 1 },
+		denialEndsTurn:           true,
+		replyKeyIsResponseID:     false,
+		requestsPerFailedAttempt: 0,
+	},
+	{
 		// OpenAI Codex (`codex-acp`), over the ACP adapter; its model ids are ones Codex
 		// knows.
 		name: "acp-codex", platform: platforms.CodexACP, agent: "acpcodex", provider: platforms.FakeProvider,

@@ -26,9 +26,10 @@ import (
 // process outlives a turn reports its run idle between turns; Claude Code never does.
 
 const (
-	// longCommand runs sleep 300 through a shell: Claude Code refuses a standalone
-	// `sleep 300` in its Bash tool.
-	longCommand = "sh -c 'sleep 300'"
+	// longCommand runs sleep 300 through a shell that execs it: Claude Code refuses a
+	// standalone `sleep 300` in its Bash tool, and Qwen Code also one that a shell
+	// wrapper (`sh -c 'sleep 300'`) runs as its first command.
+	longCommand = "sh -c 'exec sleep 300'"
 	sleeper     = "sleep 300"
 	cutText     = "This text of a stopped turn must never be relayed."
 	afterAnswer = "After the stop: continuing in the same conversation."

@@ -244,6 +244,7 @@ func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermis
 	if ownTool(tc) {
 		if id, ok := optionOf(p.Options, sdk.PermissionOptionKindAllowOnce); ok {
 			h.logf("AgentMail tool allowed without asking", "tool", toolName(tc, announcement{}), "tool_call", string(tc.ToolCallId))
+			h.allowed(tc)
 			return selected(id), nil
 		}
 	}
@@ -261,6 +262,7 @@ func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermis
 	}
 	if allow {
 		if id, ok := optionOf(p.Options, sdk.PermissionOptionKindAllowOnce); ok {
+			h.allowed(tc)
 			return selected(id), nil
 		}
 		h.logf("the agent offers no allow_once option; refused (allow_always is never chosen: a person's always is a gateway grant)", "tool_call", string(tc.ToolCallId))
@@ -271,6 +273,22 @@ func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermis
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}, nil
+}
+
+// allowed reports an allowed tool call to the core with the input its permission request
+// carries: it runs now (once its tool_call update announced it; caller does not hold h.mu). Some agents send the input only there (Qwen Code's tool_call
+// update has an empty rawInput, and no in_progress update follows).
+func (h *clientHooks) allowed(tc sdk.ToolCallUpdate) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.collecting || tc.ToolCallId == "" {
+		return
+	}
+	status := string(sdk.ToolCallStatusInProgress)
+	if _, announced := h.callNames[string(tc.ToolCallId)]; !announced {
+		status = "" // keep the input; the call is reported once its announcement names it
+	}
+	h.toolActivity(string(tc.ToolCallId), tc.RawInput, status, nil)
 }
 
 func (h *clientHooks) logf(msg string, args ...any) {
