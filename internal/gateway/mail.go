@@ -281,6 +281,25 @@ func (s *Service) resolveRecipients(ctx context.Context, spec *sendSpec) error {
 	return nil
 }
 
+// relayReplay answers a send whose relay_key p already used for mail id:
+// errDuplicateRelay (the stored mail is answered) when that mail's session
+// is within p's turn scope (visibility.go inTurnScope), else 409
+// relay_key_used, as for a permission request's key, so that a turn token
+// learns nothing of another session from a key used there.
+func relayReplay(ctx context.Context, q *store.Q, p *Principal, id string) error {
+	m, err := q.GetMail(ctx, id)
+	if err != nil {
+		return err
+	}
+	if in, err := inTurnScope(ctx, q, p.Name, m.SessionID); err != nil {
+		return err
+	} else if !in {
+		return Conflict("relay_key_used", "this relay_key was already used by another relay mail of this agent",
+			"use a relay_key of this turn: the platform's message id, or turn:<platform session>:<mail_id>")
+	}
+	return errDuplicateRelay
+}
+
 // duplicateRelay answers a replayed relay_key with the original mail.
 func (s *Service) duplicateRelay(ctx context.Context, q *store.Q, agent, key string) (*client.SendMailResponse, error) {
 	id, err := q.RelayedMail(ctx, agent, key)
@@ -309,8 +328,8 @@ func remaining(sess store.SessionRow) int {
 
 func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
 	if spec.relay != "" {
-		if _, err := tx.RelayedMail(ctx, p.Name, spec.relayKey); err == nil {
-			return nil, errDuplicateRelay
+		if id, err := tx.RelayedMail(ctx, p.Name, spec.relayKey); err == nil {
+			return nil, relayReplay(ctx, tx.Q, p, id)
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
