@@ -58,8 +58,12 @@ func TestRunTranscriptIsNotReadByTheOtherAgentsOfItsSession(t *testing.T) {
 	}
 
 	for who, download := range map[string]func() (io.ReadCloser, *client.AttachmentMeta, error){
-		"alice": func() (io.ReadCloser, *client.AttachmentMeta, error) { return e.alice.MeDownloadAttachment(ctx, att.AttachmentID) },
-		"bot":   func() (io.ReadCloser, *client.AttachmentMeta, error) { return e.bot.DownloadAttachment(ctx, att.AttachmentID) },
+		"alice": func() (io.ReadCloser, *client.AttachmentMeta, error) {
+			return e.alice.MeDownloadAttachment(ctx, att.AttachmentID)
+		},
+		"bot": func() (io.ReadCloser, *client.AttachmentMeta, error) {
+			return e.bot.DownloadAttachment(ctx, att.AttachmentID)
+		},
 	} {
 		rc, _, err := download()
 		if err != nil {
