@@ -47,6 +47,10 @@ const loginPath = "/api/v1/auth/login"
 
 // Options tunes a Server. Zero fields take defaults.
 type Options struct {
+	// StreamsOnResponseWriter keeps HTTP/1.1 event streams on net/http's
+	// response writer instead of taking their connections over
+	// (handleStream); for comparing the two in benchmarks and tests.
+	StreamsOnResponseWriter bool
 	// SSEHeartbeat is the interval of comment heartbeats on event streams;
 	// default 15 s.
 	SSEHeartbeat time.Duration
