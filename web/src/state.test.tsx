@@ -1,10 +1,10 @@
 // How errors read on the page: a request that never reached the gateway, and
 // gateway messages that cite the specification's rules.
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ApiError } from './api/client'
 import { ErrorBox } from './components/ui'
 import { I18nProvider } from './i18n'
-import { errorText } from './state'
+import { RETRY_MS, errorText } from './state'
 import { mount, type Mounted } from './test-utils'
 
 let m: Mounted | undefined
@@ -47,6 +47,28 @@ describe('ErrorBox', () => {
     expect(text).toContain('Cannot reach the gateway — retrying')
     expect(text).not.toContain('Failed to fetch')
     expect(text).toContain('Retry')
+  })
+  it('asks again by itself while the gateway cannot be reached, and only then', () => {
+    vi.useFakeTimers()
+    try {
+      let offlineRetries = 0
+      let otherRetries = 0
+      m = mount(
+        <I18nProvider>
+          <ErrorBox error={offline()} onRetry={() => offlineRetries++} />
+          <ErrorBox error={new ApiError(403, { error: 'not yours', code: 'forbidden' })} onRetry={() => otherRetries++} />
+        </I18nProvider>,
+      )
+      vi.advanceTimersByTime(RETRY_MS * 2 + 10)
+      expect(offlineRetries).toBe(2)
+      expect(otherRetries).toBe(0)
+      m.unmount()
+      m = undefined
+      vi.advanceTimersByTime(RETRY_MS * 2)
+      expect(offlineRetries).toBe(2)
+    } finally {
+      vi.useRealTimers()
+    }
   })
   it('names a full gateway disk in the reader\'s language, not the bare error', () => {
     m = mount(

@@ -1,7 +1,7 @@
 // Small building blocks shared by the pages.
 import { useEffect, useId, useRef, type ButtonHTMLAttributes, type ReactNode } from 'react'
 import { useI18n } from '../i18n'
-import { errorText } from '../state'
+import { RETRY_MS, errorText } from '../state'
 import { ApiError, isNetworkError } from '../api/client'
 import { withoutRuleCodes } from '../lib/text'
 
@@ -65,10 +65,23 @@ export function Spinner({ label }: { label?: string }) {
   )
 }
 
-/** ErrorBox shows an API error with the gateway's suggestion and an optional retry. */
+/**
+ * ErrorBox shows an API error with the gateway's suggestion and an optional
+ * retry. A request that found no gateway says "retrying", so with onRetry
+ * the box asks again by itself every RETRY_MS until the view loads: the
+ * page-wide retry only reloads views when it sees the gateway come back,
+ * which another request may already have seen.
+ */
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const { t } = useI18n()
   const network = isNetworkError(error)
+  const retry = useRef(onRetry)
+  retry.current = onRetry
+  useEffect(() => {
+    if (!network || !retry.current) return
+    const timer = setInterval(() => retry.current?.(), RETRY_MS)
+    return () => clearInterval(timer)
+  }, [network])
   const plain = network || (error instanceof ApiError && error.code === 'storage_full') // errorText says it whole
   const msg = error instanceof ApiError && !plain ? withoutRuleCodes(error.message) : errorText(error)
   const sug = error instanceof ApiError && !plain && error.suggestion ? withoutRuleCodes(error.suggestion) : undefined
