@@ -14,6 +14,8 @@ import { Api, launchBrowser, signedInPage, startWithAgent, waitFor } from './har
 const ADMIN = 'admin'
 const PASSWORD = 'e2e-password-search'
 
+const ROLLOUTS = 55 // more than a page (50)
+
 let work, ws, gw, browser, page, admin, pi
 let sessionId, replyId
 
@@ -28,6 +30,11 @@ before(async () => {
   const reply = await pi.post('/mail/send', { to: ADMIN, reply_to: opened.mail_id, body: 'Deployed. <img src=x onerror="window.__injected=1"> 部署完成' })
   replyId = reply.mail_id
   await bob.post('/me/mail/send', { to: `pi@${ws}.new`, subject: 'bob 部署 secret', body: 'not for admin' })
+  // More matches of one word than a page of results holds, and one that
+  // holds a word to exclude.
+  for (let i = 0; i < ROLLOUTS; i++) await admin.post('/me/mail/send', { to: `pi@${ws}.new`, subject: `step ${i}`, body: `rollout step ${i}` })
+  await admin.post('/me/mail/send', { to: `pi@${ws}.new`, subject: 'canary', body: 'rollout to the canary first' })
+
 
   browser = await launchBrowser()
   page = await signedInPage(browser, gw.url, ADMIN, PASSWORD)
@@ -76,6 +83,22 @@ describe('the search box searches all of the person\'s mail on the server', () =
     assert.ok(text.includes('How to write it: write has:attachment'), text)
     assert.ok(!text.includes('Something went wrong'), text)
     assert.equal(await page.getByTestId('error-box').count(), 0)
+  })
+
+  test('more results: the next page appended until every match is shown; -word excludes; the help says how', async () => {
+    await page.getByTestId('list-filter').fill('rollout -canary')
+    await page.getByTestId('list-filter').press('Enter')
+    const hits = page.getByTestId('search-hit')
+    await waitFor(async () => (await hits.count()) === 50, { what: 'the first page of 50 hits' })
+    await page.getByTestId('search-more').click()
+    await waitFor(async () => (await hits.count()) === ROLLOUTS, { what: `all ${ROLLOUTS} hits` })
+    assert.equal(await page.getByTestId('search-more').count(), 0)
+    const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-mail')))
+    assert.equal(new Set(ids).size, ROLLOUTS, 'a hit shown twice')
+    assert.ok(!(await page.getByTestId('search-hits').textContent()).includes('canary'), 'the excluded word was found')
+    await page.getByTestId('search-help').locator('summary').click()
+    const help = await page.getByTestId('search-help').textContent()
+    assert.ok(help.includes('-staging') && help.includes('from:ann'), help)
   })
 
   test('editing the box goes back to filtering the list', async () => {

@@ -43,6 +43,27 @@ describe('SearchHits', () => {
     expect(open).toHaveBeenCalledWith(results.hits[0])
   })
 
+  it('appends the next page with the server\'s cursor until none is left', async () => {
+    const hit = (id: string) => ({ ...results.hits[0], mail: { ...mail, mail_id: id } })
+    search
+      .mockResolvedValueOnce({ sort: 'relevance', hits: [hit('a'), hit('b')], next_cursor: 'c1' })
+      .mockResolvedValueOnce({ sort: 'relevance', hits: [hit('c')], next_cursor: 'c2' })
+      .mockResolvedValueOnce({ sort: 'relevance', hits: [hit('d')] })
+    m = mount(<SearchHits q="部署" onOpen={vi.fn()} />)
+    await settle()
+    const ids = () => [...m!.host.querySelectorAll('[data-testid="search-hit"]')].map((x) => x.getAttribute('data-mail'))
+    expect(ids()).toEqual(['a', 'b'])
+    click(m.q('search-more'))
+    await settle()
+    expect(search).toHaveBeenLastCalledWith({ q: '部署', limit: 50, cursor: 'c1' })
+    expect(ids()).toEqual(['a', 'b', 'c'])
+    click(m.q('search-more'))
+    await settle()
+    expect(search).toHaveBeenLastCalledWith({ q: '部署', limit: 50, cursor: 'c2' })
+    expect(ids()).toEqual(['a', 'b', 'c', 'd'])
+    expect(m.host.querySelector('[data-testid="search-more"]')).toBeNull()
+  })
+
   it('says when nothing matches', async () => {
     search.mockResolvedValue({ sort: 'relevance', hits: [] })
     m = mount(<SearchHits q="nothing" onOpen={vi.fn()} />)

@@ -11,7 +11,7 @@ import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
 import { Conversation, type ConversationActions } from './Conversation'
 import { ImportanceBadge, ImportanceFilter, ImportantRow, importantBySession, type ShowFilter } from '../components/Coordination'
-import { SearchHits } from '../components/Search'
+import { SearchHelp, SearchHits } from '../components/Search'
 
 /** ListView is the middle pane's mode: who am I talking to, or what is it about. */
 export type ListView = 'list' | 'cards'
@@ -236,6 +236,7 @@ export function Mailbox({ folder, openId, focusMail, treeMail }: { folder: 'inbo
             </button>
           </div>
         )}
+        {filter.trim() && <SearchHelp />}
         {folder === 'inbox' && <ImportanceFilter show={show} setShow={setShow} />}
       </div>
       <div className="min-h-0 flex-1 overflow-y-auto" data-testid="list-scroll">
