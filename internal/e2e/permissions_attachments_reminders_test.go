@@ -124,7 +124,7 @@ func testPermissions(t *testing.T) {
 	}
 	ev := decisionFor("perm-1")
 	want := client.PermissionDecisionEvent{MailID: p1.MailID, DecisionMailID: d1.DecisionMailID, Decision: "approve", Approved: true,
-		Note: "fine", DecidedBy: "alice", SessionID: sent.SessionID, RelayKey: "perm-1", RelayKind: "permission", ArgsHash: p1.ArgsHash}
+		Note: "fine", DecidedBy: "alice", DecidedVia: "api", SessionID: sent.SessionID, RelayKey: "perm-1", RelayKind: "permission", ArgsHash: p1.ArgsHash}
 	if ev != want {
 		t.Errorf("event = %+v\nwant    %+v", ev, want)
 	}
