@@ -310,7 +310,7 @@ func (s *Server) hijackStream(w http.ResponseWriter, r *http.Request) *hijackedS
 	if s.opt.StreamsOnResponseWriter || r.Method != http.MethodGet || r.ProtoMajor != 1 || r.ProtoMinor < 1 {
 		return nil
 	}
-	conn, brw, err := http.NewResponseController(w).Hijack()
+	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return nil
 	}
@@ -327,9 +327,6 @@ func (s *Server) hijackStream(w http.ResponseWriter, r *http.Request) *hijackedS
 	_ = h.Write(&hb)
 	head = append(append(head, hb.String()...), "\r\n"...)
 	hs := &hijackedStream{conn: conn, cancel: func() {}}
-	if brw.Writer.Buffered() > 0 {
-		_ = brw.Writer.Flush()
-	}
 	// A failed write of the head fails the first flush too, which ends
 	// the stream.
 	_ = hs.write(head)
@@ -344,13 +341,12 @@ func (hs *hijackedStream) flush() error {
 	if len(hs.buf) == 0 {
 		return nil
 	}
-	chunk := make([]byte, 0, len(hs.buf)+16)
-	chunk = strconv.AppendInt(chunk, int64(len(hs.buf)), 16)
-	chunk = append(chunk, "\r\n"...)
-	chunk = append(chunk, hs.buf...)
-	chunk = append(chunk, "\r\n"...)
+	size := strconv.AppendInt(make([]byte, 0, 10), int64(len(hs.buf)), 16)
+	chunk := net.Buffers{append(size, "\r\n"...), hs.buf, []byte("\r\n")}
 	hs.buf = nil // an idle stream keeps no buffer
-	return hs.write(chunk)
+	_ = hs.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	_, err := chunk.WriteTo(hs.conn) // one writev, the text not copied
+	return err
 }
 
 func (hs *hijackedStream) write(b []byte) error {
