@@ -3,6 +3,8 @@ package bridge
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentmail/agentmail/internal/modeltext"
 )
 
 // PromptInput is what BuildPrompt needs about a mail.
@@ -36,7 +38,15 @@ type PromptInput struct {
 // an agent's mail it says the opposite, because the bridge never answers an
 // agent on its own. The reply address is included so the model never builds
 // an address itself (W-4: a hand-made ".new" opens a new session).
+//
+// Every value that others wrote or named (sender, subject, addresses,
+// aliases) is put on one line (modeltext.OneLine; the subject quoted), so a
+// hostile subject cannot add lines that read as the bridge's own
+// instructions.
 func BuildPrompt(in PromptInput) string {
+	in.From, in.ReplyAddress, in.SelfAddress = modeltext.OneLine(in.From), modeltext.OneLine(in.ReplyAddress), modeltext.OneLine(in.SelfAddress)
+	in.Workspace, in.DelegatedAlias, in.DelegatedOpener = modeltext.OneLine(in.Workspace), modeltext.OneLine(in.DelegatedAlias), modeltext.OneLine(in.DelegatedOpener)
+	in.MailID, in.Importance = modeltext.OneLine(in.MailID), modeltext.OneLine(in.Importance)
 	var b strings.Builder
 	fmt.Fprintf(&b, "You have new mail in AgentMail from %s", in.From)
 	if in.Subject != "" {
@@ -98,8 +108,11 @@ type DecisionInput struct {
 // DecisionPrompt is the message delivered into the original platform
 // session when a permission decision arrives and no ask waits for it any
 // more (B-4.2: the bridge restarted and the platform's tool call was
-// already refused). It tells the model the decision so it can retry.
+// already refused). It tells the model the decision so it can retry. The
+// decider's name is put on one line and the note quoted, so a note cannot
+// add lines that read as the bridge's verdict.
 func DecisionPrompt(in DecisionInput) string {
+	in.DecidedBy, in.MailID = modeltext.OneLine(in.DecidedBy), modeltext.OneLine(in.MailID)
 	var b strings.Builder
 	verdict := "denied"
 	if in.Approved {
@@ -108,7 +121,7 @@ func DecisionPrompt(in DecisionInput) string {
 	fmt.Fprintf(&b, "A person (%s) has now %s your earlier permission request (mail_id %s) with the answer %q.\n",
 		nonEmpty(in.DecidedBy, "a person"), verdict, in.MailID, in.Decision)
 	if in.Note != "" {
-		fmt.Fprintf(&b, "Their note: %s\n", in.Note)
+		fmt.Fprintf(&b, "Their note: %q\n", in.Note)
 	}
 	b.WriteString("The tool call that asked was already refused while the bridge restarted. ")
 	if in.Approved {

@@ -34,6 +34,75 @@ func startGateway(t *testing.T, adminPassword string) (url, dataDir string) {
 	return g.URL, dataDir
 }
 
+// agentWorld is a started gateway (startGateway) with a signed-in admin
+// and the agent "claude" registered with one workspace.
+type agentWorld struct {
+	t            *testing.T
+	ctx          context.Context
+	url, dataDir string
+	ws           string // claude's workspace
+	admin        *client.Client
+	key          *client.CreatedKey // claude's agent key
+}
+
+// startAgentWorld starts an agentWorld whose context ends after d; with
+// -short it skips the test.
+func startAgentWorld(t *testing.T, d time.Duration) *agentWorld {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts the gateway; skipped with -short")
+	}
+	const password = "admin-password-1"
+	w := &agentWorld{t: t, ws: realDir(t)}
+	w.url, w.dataDir = startGateway(t, password)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	w.ctx = ctx
+	w.admin = client.New(w.url)
+	if _, err := w.admin.Login(ctx, client.LoginRequest{Username: "admin", Password: password}); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	key, err := w.admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "claude", Lifecycle: client.LifecyclePermanent})
+	if err != nil {
+		t.Fatalf("create agent key: %v", err)
+	}
+	w.key = key
+	agent := client.New(w.url, client.WithToken(key.KeyToken))
+	if _, err := agent.Register(ctx, client.RegisterRequest{Name: "claude", Platform: "claude", Workspaces: []client.Workspace{{Name: "ws", Path: w.ws}}}); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	return w
+}
+
+// person creates a user and answers their signed-in client.
+func (w *agentWorld) person(name string) *client.Client {
+	w.t.Helper()
+	if _, err := w.admin.AdminCreateUser(w.ctx, client.CreateUserRequest{Username: name, Password: name + "-password-1", Role: "user"}); err != nil {
+		w.t.Fatalf("create %s: %v", name, err)
+	}
+	c := client.New(w.url)
+	if _, err := c.Login(w.ctx, client.LoginRequest{Username: name, Password: name + "-password-1"}); err != nil {
+		w.t.Fatalf("%s logs in: %v", name, err)
+	}
+	return c
+}
+
+// turnEnv is the environment of `agentmail mcp` serving claude's turn for
+// the mail sent (tier workspace).
+func (w *agentWorld) turnEnv(sent *client.SendMailResponse) map[string]string {
+	return map[string]string{
+		"HOME":                      realDir(w.t),
+		"AGENTMAIL_GATEWAY_URL":     w.url,
+		"AGENTMAIL_AGENT_KEY":       w.key.KeyToken,
+		"AGENTMAIL_AGENT_NAME":      "claude",
+		"AGENTMAIL_SESSION_ID":      sent.SessionID,
+		"AGENTMAIL_MAIL_ID":         sent.MailID,
+		"AGENTMAIL_WORKSPACE":       w.ws,
+		"AGENTMAIL_PERMISSION_MODE": "workspace",
+		"AGENTMAIL_DATA_DIR":        w.dataDir,
+	}
+}
+
 // decideNext waits (with a generous deadline) for the next pending
 // permission request of the person and decides it with word.
 func decideNext(t *testing.T, person *client.Client, word string) *client.Permission {
@@ -193,56 +262,18 @@ func TestGateEndToEndWithTheRealGateway(t *testing.T) {
 // carol's session with the same agent in the same directory still asks
 // carol, and only bob lists the grant.
 func TestAlwaysGrantCoversOnlyTheGrantingPersonsSessions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the gateway; skipped with -short")
-	}
-	const password = "admin-password-1"
-	url, dataDir := startGateway(t, password)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
-	admin := client.New(url)
-	if _, err := admin.Login(ctx, client.LoginRequest{Username: "admin", Password: password}); err != nil {
-		t.Fatalf("login: %v", err)
-	}
-	person := func(name string) *client.Client {
-		if _, err := admin.AdminCreateUser(ctx, client.CreateUserRequest{Username: name, Password: name + "-password-1", Role: "user"}); err != nil {
-			t.Fatalf("create %s: %v", name, err)
-		}
-		c := client.New(url)
-		if _, err := c.Login(ctx, client.LoginRequest{Username: name, Password: name + "-password-1"}); err != nil {
-			t.Fatalf("%s logs in: %v", name, err)
-		}
-		return c
-	}
-	bob, carol := person("bob"), person("carol")
-	key, err := admin.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "claude", Lifecycle: client.LifecyclePermanent})
-	if err != nil {
-		t.Fatalf("create agent key: %v", err)
-	}
-	ws := realDir(t)
-	agent := client.New(url, client.WithToken(key.KeyToken))
-	if _, err := agent.Register(ctx, client.RegisterRequest{Name: "claude", Platform: "claude", Workspaces: []client.Workspace{{Name: "ws", Path: ws}}}); err != nil {
-		t.Fatalf("register: %v", err)
-	}
+	w := startAgentWorld(t, 3*time.Minute)
+	ctx, ws := w.ctx, w.ws
+	bob, carol := w.person("bob"), w.person("carol")
 	// turn starts the tool server of one turn in the session a person opened.
 	turn := func(from *client.Client, subject string) *mcpProcess {
 		sent, err := from.MeSend(ctx, client.SendMailRequest{To: "claude@" + ws + ".new", Subject: subject, Body: "work"})
 		if err != nil {
 			t.Fatalf("send %q: %v", subject, err)
 		}
-		p := startMCP(t, map[string]string{
-			"HOME":                         realDir(t),
-			"AGENTMAIL_GATEWAY_URL":        url,
-			"AGENTMAIL_AGENT_KEY":          key.KeyToken,
-			"AGENTMAIL_AGENT_NAME":         "claude",
-			"AGENTMAIL_SESSION_ID":         sent.SessionID,
-			"AGENTMAIL_MAIL_ID":            sent.MailID,
-			"AGENTMAIL_WORKSPACE":          ws,
-			"AGENTMAIL_PERMISSION_MODE":    "workspace",
-			"AGENTMAIL_PERMISSION_WAIT_MS": "120000",
-			"AGENTMAIL_DATA_DIR":           dataDir,
-		}, ws, agentmailBinary(t))
+		env := w.turnEnv(sent)
+		env["AGENTMAIL_PERMISSION_WAIT_MS"] = "120000"
+		p := startMCP(t, env, ws, agentmailBinary(t))
 		initProcess(t, p)
 		return p
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/modeltext"
 )
 
 // The rendering in this file is the one text form of mail for every
@@ -63,7 +64,7 @@ func recipientList(m client.Mail, role string) string {
 		if a == "" {
 			a = r.Name
 		}
-		out = append(out, a)
+		out = append(out, modeltext.OneLine(a))
 	}
 	return strings.Join(out, ", ")
 }
@@ -72,6 +73,10 @@ func recipientList(m client.Mail, role string) string {
 // always shown when there are any, so a reply does not leave people out),
 // date, session, subject, attachments with their attachment_id (T-1.1) and
 // the body, cut after bodyLimit characters (0: no limit) with a note.
+// What the sender wrote cannot forge the framing (T-1, trust boundary):
+// header values stay on their line (modeltext.OneLine) and a body line that
+// looks like a separator or a header gets a leading backslash
+// (modeltext.FrameBody), with a note saying how many.
 func RenderMail(m client.Mail, bodyLimit int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mail_id: %s\n", m.MailID)
@@ -83,7 +88,7 @@ func RenderMail(m client.Mail, bodyLimit int) string {
 	if kind == "" {
 		kind = "?"
 	}
-	fmt.Fprintf(&b, "From: %s (%s)\n", from, kind)
+	fmt.Fprintf(&b, "From: %s (%s)\n", modeltext.OneLine(from), modeltext.OneLine(kind))
 	if to := recipientList(m, "to"); to != "" {
 		fmt.Fprintf(&b, "To: %s\n", to)
 	}
@@ -92,36 +97,41 @@ func RenderMail(m client.Mail, bodyLimit int) string {
 	}
 	fmt.Fprintf(&b, "Date: %s\n", FormatTime(m.CreatedAt))
 	if m.SessionAlias != "" {
-		fmt.Fprintf(&b, "Session: %s (session_id %s)\n", m.SessionAlias, m.SessionID)
+		fmt.Fprintf(&b, "Session: %s (session_id %s)\n", modeltext.OneLine(m.SessionAlias), modeltext.OneLine(m.SessionID))
 	} else if m.SessionID != "" {
-		fmt.Fprintf(&b, "Session: session_id %s\n", m.SessionID)
+		fmt.Fprintf(&b, "Session: session_id %s\n", modeltext.OneLine(m.SessionID))
 	}
 	if m.ParentMailID != "" {
-		fmt.Fprintf(&b, "In reply to: %s\n", m.ParentMailID)
+		fmt.Fprintf(&b, "In reply to: %s\n", modeltext.OneLine(m.ParentMailID))
 	}
 	if m.MailType != "" && m.MailType != client.MailTypeNormal {
-		fmt.Fprintf(&b, "Type: %s\n", m.MailType)
+		fmt.Fprintf(&b, "Type: %s\n", modeltext.OneLine(m.MailType))
 	}
 	if p := m.Permission; p != nil {
 		state := p.Status
 		if p.Decision != "" {
 			state += fmt.Sprintf(", decision %q by %s", p.Decision, p.DecidedBy)
 		}
-		fmt.Fprintf(&b, "Permission: %s\n", state)
+		fmt.Fprintf(&b, "Permission: %s\n", modeltext.OneLine(state))
 	}
 	b.WriteString(renderCoordination(m)) // tools_acks.go
-	fmt.Fprintf(&b, "Subject: %s\n", m.Subject)
+	fmt.Fprintf(&b, "Subject: %s\n", modeltext.OneLine(m.Subject))
 	if len(m.Attachments) > 0 {
 		fmt.Fprintf(&b, "Attachments (%d):\n", len(m.Attachments))
 		for _, a := range m.Attachments {
-			fmt.Fprintf(&b, "  - %s (%s) attachment_id: %s\n", a.Filename, FormatSize(a.Size), a.AttachmentID)
+			fmt.Fprintf(&b, "  - %s (%s) attachment_id: %s\n", modeltext.OneLine(a.Filename), FormatSize(a.Size), a.AttachmentID)
 		}
 	}
 	b.WriteString("\n")
 	body, cut := cutChars(m.Body, bodyLimit)
+	body, marked := modeltext.FrameBody(body)
 	b.WriteString(body)
 	if !strings.HasSuffix(body, "\n") {
 		b.WriteString("\n")
+	}
+	if marked > 0 {
+		fmt.Fprintf(&b, "[body note: %d %s of this body looked like the lines of this listing (a separator or a header) and %s an added %s in front]\n",
+			marked, plural(marked, "line", "lines"), plural(marked, "has", "have"), modeltext.BodyEscape)
 	}
 	if cut > 0 {
 		fmt.Fprintf(&b, "[body cut: %d more characters; read_mail with mail_id %s shows all]\n", cut, m.MailID)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/modeltext"
 )
 
 // CoordinationAPI is the part of the gateway the reservation and
@@ -236,14 +237,16 @@ func reservationLine(r client.Reservation) string {
 	if r.Exclusive {
 		kind = "exclusive"
 	}
-	line := fmt.Sprintf("%s — %s, held by %s until %s", r.Path, kind, r.Holder, untilText(r.ExpiresAt))
+	// The path is another agent's text: on one line, so it cannot add
+	// lines of this answer's own (modeltext.OneLine).
+	line := fmt.Sprintf("%s — %s, held by %s until %s", modeltext.OneLine(r.Path), kind, r.Holder, untilText(r.ExpiresAt))
 	if r.Reason != "" {
 		line += fmt.Sprintf(", reason: %q", r.Reason)
 	}
 	if r.SessionAlias != "" {
 		line += fmt.Sprintf(", session %s", r.SessionAlias)
 	}
-	return line + fmt.Sprintf(" [reservation_id %s, workspace %s]", r.ReservationID, r.Workspace)
+	return line + fmt.Sprintf(" [reservation_id %s, workspace %s]", r.ReservationID, modeltext.OneLine(r.Workspace))
 }
 
 // RenderReserve renders a reserve_paths answer: what was granted, every
@@ -263,7 +266,7 @@ func RenderReserve(ws string, r *client.ReserveResponse) string {
 			if c.Refused {
 				verdict = "REFUSED"
 			}
-			fmt.Fprintf(&b, "  - %s: %s; %s\n", c.Path, verdict, reservationLine(c.Held))
+			fmt.Fprintf(&b, "  - %s: %s; %s\n", modeltext.OneLine(c.Path), verdict, reservationLine(c.Held))
 		}
 	}
 	if len(r.Refused) > 0 {
@@ -276,7 +279,7 @@ func RenderReserve(ws string, r *client.ReserveResponse) string {
 			}
 		}
 		fmt.Fprintf(&b, "Not reserved: %s. Do not edit them now: write to %s to agree on them, wait until the reservation ends, or work on other files.\n",
-			strings.Join(r.Refused, ", "), strings.Join(names, ", "))
+			modeltext.OneLine(strings.Join(r.Refused, ", ")), strings.Join(names, ", "))
 	}
 	if b.Len() == 0 {
 		b.WriteString("Nothing reserved.\n")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/modeltext"
 )
 
 // Search limits, mirrored from internal/gateway (TestToolLimitsMatchTheGateway).
@@ -73,9 +74,11 @@ func RenderSearch(q string, r *client.SearchResults) string {
 			state = ", unread"
 		}
 		fmt.Fprintf(&b, "- mail_id %s, session %s, from %s, %s%s\n  subject: %s\n", m.MailID, m.SessionAlias, m.FromName,
-			FormatTime(m.CreatedAt), state, RenderSpans(h.Subject))
+			FormatTime(m.CreatedAt), state, modeltext.OneLine(RenderSpans(h.Subject)))
 		if snip := strings.TrimSpace(RenderSpans(h.Snippet)); snip != "" {
-			fmt.Fprintf(&b, "  %s\n", snip)
+			// One line: a snippet's newlines must not start lines that
+			// read as another hit.
+			fmt.Fprintf(&b, "  %s\n", modeltext.OneLine(snip))
 		}
 	}
 	if r.NextCursor != "" {
