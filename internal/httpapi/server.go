@@ -155,7 +155,8 @@ func (s *Server) Drain() {
 // page.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	s.router = r     // the MCP tools' gateway (mcp.go)
+	s.router = r // the MCP tools' gateway (mcp.go)
+	r.Use(noSniff)
 	r.Use(s.observe) // metrics.go: requests by route and status
 	r.Use(s.recoverer)
 	for _, rt := range RouteTable() {
@@ -202,6 +203,18 @@ func allowedMethods(mux *chi.Mux, path string) []string {
 		}
 	}
 	return out
+}
+
+// noSniff sets X-Content-Type-Options: nosniff on every answer (JSON,
+// errors, event streams, downloads and the web page alike), before any
+// handler runs, so a browser never runs an answer as something other than
+// its declared Content-Type (a JSON error echoing a request's text read as
+// HTML or script).
+func noSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // recoverer turns a handler panic into a logged 500.
