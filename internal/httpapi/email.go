@@ -94,7 +94,10 @@ func (s *Server) writeMe(w http.ResponseWriter, r *http.Request) error {
 }
 
 // emailReadiness adds the relay's state to /readyz (never making it fail:
-// mail waits in the outbox while the relay is down).
+// mail waits in the outbox while the relay is down). The relay's own error
+// text (host names, its answers to the gateway's credentials) is shown to
+// an admin only; everyone else sees the status, and the log has the text
+// (logReadinessError).
 func (s *Server) emailReadiness(r *http.Request, body map[string]string) {
 	if s.email == nil {
 		return
@@ -102,7 +105,10 @@ func (s *Server) emailReadiness(r *http.Request, body map[string]string) {
 	st := s.email.State(r.Context())
 	body["email_relay"] = st.Status
 	if st.Error != "" {
-		body["email_relay_error"] = st.Error
+		s.logReadinessError(&s.lastRelayError, "the email relay is failing", st.Error)
+		if p := PrincipalOf(r); p != nil && p.IsAdmin() {
+			body["email_relay_error"] = st.Error
+		}
 	}
 	body["email_pending"] = strconv.Itoa(st.Pending)
 }

@@ -117,6 +117,20 @@ type Server struct {
 	router  http.Handler
 	mcpOnce sync.Once
 	mcp     http.Handler
+	// lastPingError and lastRelayError are the error texts /readyz last
+	// logged, so a probe every few seconds logs a failure once, not each
+	// time (logReadinessError).
+	lastPingError  atomic.Pointer[string]
+	lastRelayError atomic.Pointer[string]
+}
+
+// logReadinessError logs a readiness failure's text as a warning when it
+// differs from the last one logged in last: the details /readyz does not
+// show to callers without an admin's credentials.
+func (s *Server) logReadinessError(last *atomic.Pointer[string], msg, text string) {
+	if old := last.Swap(&text); old == nil || *old != text {
+		s.log.Warn(msg, "err", text)
+	}
 }
 
 // New builds a Server. The hub must be started by the caller.
@@ -271,6 +285,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.svc.Store.Ping(ctx); err != nil {
+		// The database's words stay in the log: the unauthenticated
+		// answer says only that it is unavailable.
+		s.logReadinessError(&s.lastPingError, "readiness: the database does not answer", err.Error())
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 		return nil
 	}
