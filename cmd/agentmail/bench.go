@@ -91,6 +91,7 @@ func init() {
 	f.IntVar(&benchCfg.SearchRequests, "search-requests", 500, "timed searches per search variant (after the seeding)")
 	f.StringVar(&benchCfg.DataDir, "data-dir", "", "data directory of the benchmark gateway (default: a temporary one, removed after)")
 	f.StringVar(&benchCfg.DatabaseURL, "database-url", "", "run on PostgreSQL: a server URL (postgres://user@host:5432/postgres) where a scratch database is created and dropped after; empty: SQLite")
+	f.IntVar(&benchCfg.Replicas, "replicas", 1, "gateways on the one PostgreSQL database (needs --database-url); the senders are spread over them")
 	f.StringSliceVar(&benchCfg.Phases, "phases", nil, "phases to run, comma separated: send,sweep,sse,inbox (default: all four)")
 	f.StringVar(&benchCfg.SQLiteSynchronous, "sqlite-synchronous", "full", "SQLite durability of the benchmark gateway: full or normal (as AGENTMAIL_SQLITE_SYNCHRONOUS)")
 	f.BoolVar(&benchCfg.StatementTimes, "statement-times", false, "count and time the gateway's SQL statements during each send measurement and print them")

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -107,6 +108,10 @@ type Config struct {
 	// a scratch database is created on that server for the run and dropped
 	// after it, so no existing data is touched. "" runs on SQLite in DataDir.
 	DatabaseURL string
+	// Replicas is how many gateways run on the one PostgreSQL database
+	// (1); the senders of each measurement are spread over them in turn.
+	// More than one needs DatabaseURL.
+	Replicas int
 	// Phases names the phases to run, in their fixed order: "send",
 	// "sweep", "sse", "inbox"; empty runs all four (sweep only when
 	// SenderSweep is set).
@@ -256,6 +261,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	if cfg.Replicas > 1 && cfg.DatabaseURL == "" {
+		return nil, fmt.Errorf("--replicas %d: replicas share a PostgreSQL database; give --database-url", cfg.Replicas)
+	}
 	dbURL, dropDB, err := benchDatabase(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -276,8 +284,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer cancel()
 		_ = app.Shutdown(sctx)
 	}()
+	urls := []string{app.URL()}
+	for i := 1; i < cfg.Replicas; i++ {
+		// Further gateways on the same database, as `agentmail serve`
+		// replicas are (the admin exists already: each finds it).
+		replica, err := httpapi.Start(ctx, httpapi.AppConfig{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, fmt.Sprintf("replica-%d", i)),
+			DatabaseURL: dbURL, AdminUser: "admin", AdminPassword: benchPassword, Log: quiet})
+		if err != nil {
+			return nil, fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = replica.Shutdown(sctx)
+		}()
+		urls = append(urls, replica.URL())
+	}
+	if len(urls) > 1 {
+		rep.Machine += fmt.Sprintf(", %d replicas", len(urls))
+	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}}
-	b := &runner{cfg: cfg, app: app, hc: hc, url: app.URL()}
+	b := &runner{cfg: cfg, app: app, hc: hc, url: app.URL(), urls: urls}
 	if err := b.setup(ctx); err != nil {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
@@ -310,6 +337,7 @@ type runner struct {
 	app     *httpapi.App
 	hc      *http.Client
 	url     string
+	urls    []string       // every gateway (url first); senders take them in turn
 	person  *client.Client // admin with a user key (no CSRF, no bcrypt per request)
 	token   string         // that user key
 	peer    *mailpit       // nil without --peer-mailpit
@@ -399,7 +427,7 @@ func (b *runner) makeSenders(ctx context.Context, kind string, n int) ([]*rawSen
 		if kind == kindAgent {
 			path, token = "/api/v1/mail/send", agentToken(fmt.Sprintf("s%d", i))
 		}
-		rs, err := newRawSender(b.url, path, token, prefix, []byte(`"}`))
+		rs, err := newRawSender(b.urls[i%len(b.urls)], path, token, prefix, []byte(`"}`))
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -51,6 +52,36 @@ func TestPeerMailpit(t *testing.T) {
 	}
 	table := rep.Table()
 	for _, want := range []string{"mailpit POST /api/v1/send per second", "ratio to mailpit"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestReplicasShareOneDatabase runs the send phase with two gateways on
+// one PostgreSQL database (the senders spread over both) and checks that
+// both measured kinds report; SQLite refuses replicas.
+func TestReplicasShareOneDatabase(t *testing.T) {
+	if _, err := Run(context.Background(), Config{Replicas: 2, Phases: []string{"send"}, DataDir: t.TempDir()}); err == nil ||
+		!strings.Contains(err.Error(), "--database-url") {
+		t.Fatalf("two replicas on SQLite: %v, want an error naming --database-url", err)
+	}
+	server := os.Getenv("AGENTMAIL_TEST_POSTGRES_URL")
+	if !strings.EqualFold(os.Getenv("AGENTMAIL_TEST_DATABASE"), "postgres") || server == "" {
+		t.Skip("PostgreSQL only: AGENTMAIL_TEST_DATABASE=postgres AGENTMAIL_TEST_POSTGRES_URL=...")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{Replicas: 2, Senders: 4, SendDuration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Phases: []string{"send"}, DatabaseURL: server, DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Machine, "2 replicas") {
+		t.Errorf("machine line %q does not name the replicas", rep.Machine)
+	}
+	table := rep.Table()
+	for _, want := range []string{"agent sends", "person sends"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

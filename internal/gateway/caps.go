@@ -34,8 +34,8 @@ const (
 // too_many_pending_permissions. A request that timed out keeps its place
 // for timedOutHoldsPlace after it was asked, so short expiries cannot
 // flood the session's people. It runs inside the request's write
-// transaction (on PostgreSQL every write transaction holds the shared
-// write lock), so concurrent requests cannot pass the cap together.
+// transaction (an exclusive Write: on PostgreSQL it holds the replicas'
+// write lock alone), so concurrent requests cannot pass the cap together.
 func (s *Service) checkPendingPermissions(ctx context.Context, tx *Tx, sess store.SessionRow) error {
 	n, err := tx.CountOpenPermissionsInSession(ctx, sess.SessionID, tx.Now.Add(-timedOutHoldsPlace))
 	if err != nil {

@@ -86,7 +86,8 @@ func (s *Service) AuthKey(ctx context.Context, token string) (*Principal, error)
 	} else if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
 		// Recorded at most once a minute so a busy key does not turn every
 		// read into a write.
-		if err := s.Write(ctx, func(tx *Tx) error { return tx.TouchKey(ctx, k.KeyID, tx.Now) }); err != nil {
+		// No rule rests on it: a shared write (runs beside sends).
+		if err := s.WriteShared(ctx, func(tx *Tx) error { return tx.TouchKey(ctx, k.KeyID, tx.Now) }); err != nil {
 			s.Log.Warn("touch key", "key_id", k.KeyID, "err", err)
 		} else {
 			s.keys.touched(hash, now)

@@ -245,7 +245,9 @@ func (s *Service) send(ctx context.Context, p *Principal, spec *sendSpec) (*clie
 		return nil, err
 	}
 	var resp *client.SendMailResponse
-	err := s.Write(ctx, func(tx *Tx) error {
+	// A send holds its rules through narrow locks (sendTx), so sends of
+	// different sessions run in parallel on PostgreSQL.
+	err := s.WriteShared(ctx, func(tx *Tx) error {
 		var err error
 		resp, err = s.sendTx(ctx, tx, p, spec)
 		return err
@@ -326,8 +328,18 @@ func remaining(sess store.SessionRow) int {
 	return 0
 }
 
+// sendTx stores one send in tx. It runs in a shared write (WriteShared),
+// so each read-then-write rule takes its narrow lock first: a relay key
+// (one mail per agent and key) locks the key, opening a session (the
+// default session found once, the agents' new-session rate limit) locks
+// the sender and the addressee (chooseSession), a new session's alias its
+// base (CreateSessionTx), and everything after the session is chosen
+// (participants, rounds, a reply's permission decision) the session.
 func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
 	if spec.relay != "" {
+		if err := tx.LockKeys(ctx, "relay-key", p.Name+"\x00"+spec.relayKey); err != nil {
+			return nil, err
+		}
 		if id, err := tx.RelayedMail(ctx, p.Name, spec.relayKey); err == nil {
 			return nil, relayReplay(ctx, tx.Q, p, id)
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -346,6 +358,14 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	sess, newSession, err := s.chooseSession(ctx, tx, p, senderKind, spec, parent, targets) // sessionchoice.go
 	if err != nil {
 		return nil, err
+	}
+	if !newSession {
+		// The session's own rules (its participants and their paths, its
+		// rounds, a pending permission a reply decides) hold with the
+		// session locked; no other transaction knows a new one yet.
+		if err := tx.LockKeys(ctx, "session", sess.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	if turnRestricted(ctx, p.Name) && !newSession {
 		// A turn token writes into its own session and the sessions

@@ -226,6 +226,11 @@ func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec)
 		src = store.AliasAuto
 	}
 	base = truncateRunes(base, 48)
+	// Sessions created from one base in parallel (shared writes) take
+	// their suffixes one after the other.
+	if err := tx.LockKeys(ctx, "session-alias", base); err != nil {
+		return store.SessionRow{}, err
+	}
 	alias, err := s.uniqueAlias(ctx, tx.Q, base, "")
 	if err != nil {
 		return store.SessionRow{}, err

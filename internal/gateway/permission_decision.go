@@ -271,6 +271,17 @@ func (s *Service) decideByReply(ctx context.Context, tx *Tx, m *CreatedMail) err
 	if err != nil {
 		return err
 	}
+	if row.SessionID != m.Session.SessionID {
+		// The first decision wins with the request's session locked (a
+		// send locks its own session already, sendTx); read it again
+		// under the lock.
+		if err := tx.LockKeys(ctx, "session", row.SessionID); err != nil {
+			return err
+		}
+		if row, err = tx.GetPermission(ctx, m.Mail.ParentMailID); err != nil {
+			return err
+		}
+	}
 	ok, err := canDecide(ctx, tx.Q, row, m.Mail.FromName)
 	if err != nil || !ok {
 		return err

@@ -104,14 +104,7 @@ func TestReplicasStartingTogetherCreateOneAdmin(t *testing.T) {
 func TestReplicasEnforceBudgetRateLimitRelaysDecisionsAndRemindersInTheDatabase(t *testing.T) {
 	a, b, clock := twoReplicas(t)
 	ctx := context.Background()
-	if _, err := a.CreateUser(ctx, client.CreateUserRequest{Username: "alice", Password: "password-123"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "bot", Lifecycle: client.LifecyclePermanent}); err != nil {
-		t.Fatal(err)
-	}
-	alice := &Principal{Kind: PrincipalPerson, Name: "alice", Role: RoleUser, AuthKind: AuthUserKey}
-	bot := &Principal{Kind: PrincipalAgent, Name: "bot", AuthKind: AuthAgentKey}
+	alice, bot := aliceAndBot(t, a, b)
 
 	// Round budget: 5 rounds, 12 answers at once through both replicas.
 	five := 5

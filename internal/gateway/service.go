@@ -182,10 +182,30 @@ type Tx struct {
 // Write runs fn in one transaction. Nothing is kept when fn fails; when it
 // succeeds and wrote events, the Notifier is woken after the commit.
 // Errors that are not *Error become 500s at the HTTP layer.
+//
+// On PostgreSQL the transaction runs alone among the writes of every
+// replica (store.Store.Write). fn may run more than once (store Write):
+// results are assigned to variables outside, never appended.
 func (s *Service) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.write(ctx, fn, false)
+}
+
+// WriteShared is Write for a write that holds its count-then-insert
+// rules through narrow locks (tx.LockKeys before each rule's read, see
+// store.Store.WriteShared): on PostgreSQL it runs in parallel with the
+// other shared writes of every replica. Sends use it (mail.go).
+func (s *Service) WriteShared(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.write(ctx, fn, true)
+}
+
+func (s *Service) write(ctx context.Context, fn func(tx *Tx) error, shared bool) error {
 	var events int
 	var mailTypes []string
-	err := s.Store.Write(ctx, func(q *store.Q) error {
+	write := s.Store.Write
+	if shared {
+		write = s.Store.WriteShared
+	}
+	err := write(ctx, func(q *store.Q) error {
 		tx := &Tx{Q: q, Svc: s, Now: s.Now()}
 		err := fn(tx)
 		events, mailTypes = tx.events, tx.mailTypes

@@ -109,6 +109,17 @@ func (s *Service) chooseSession(ctx context.Context, tx *Tx, p *Principal, sende
 		return sess, false, err
 	}
 	found, err := lookupSession(ctx, tx.Q, p, senderKind, spec.to, spec.toKind, parent, "to")
+	if err == nil && found.existing == nil {
+		// This send may open a session: the default session found once
+		// and the new-session rate limit hold with the sender and the
+		// addressee locked (every send that opens a session locks both,
+		// sorted), and the lookup runs again under the lock, seeing what
+		// a send that held it committed.
+		if err := tx.LockKeys(ctx, "open-session", p.Name, spec.to.Name); err != nil {
+			return store.SessionRow{}, false, err
+		}
+		found, err = lookupSession(ctx, tx.Q, p, senderKind, spec.to, spec.toKind, parent, "to")
+	}
 	switch {
 	case err != nil:
 		return store.SessionRow{}, false, err
@@ -215,7 +226,8 @@ func aliasNotFoundIn(a address.Address, field string) error {
 }
 
 // openSessionTx creates the session of a send, after the new-session rate
-// limit for agents (counted in the database, so it holds across replicas).
+// limit for agents (counted in the database under the sender's narrow lock,
+// chooseSession, so it holds across replicas).
 // A send made with a turn token opens a delegated session (delegation.go
 // delegationOrigin: its errors come first): its origin is the turn's
 // session and the sender's path in it that session's workspace

@@ -90,7 +90,18 @@ func (q *Q) InsertRecipient(ctx context.Context, r RecipientRow) error {
 	return q.addUnread(ctx, r.Name, 1)
 }
 
+// addUnread moves name's unread counter by n. In a write transaction the
+// delta is held and written with the batch's others just before the
+// commit (writebatch.go flushUnread); Unread in the same transaction
+// counts it already.
 func (q *Q) addUnread(ctx context.Context, name string, n int) error {
+	if q.batch != nil {
+		if q.staged == nil {
+			q.staged = map[string]int{}
+		}
+		q.staged[name] += n
+		return nil
+	}
 	_, err := q.Exec(ctx, `INSERT INTO mailbox_counts (name, unread) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET unread = mailbox_counts.unread + excluded.unread`, name, n)
 	return err
@@ -338,12 +349,16 @@ func (q *Q) MarkRead(ctx context.Context, name string, mailIDs []string, unread 
 	return int(n), q.addUnread(ctx, name, delta)
 }
 
-// Unread answers name's unread count from the counter.
+// Unread answers name's unread count from the counter (in a write
+// transaction with the deltas it has not written yet, see addUnread).
 func (q *Q) Unread(ctx context.Context, name string) (int, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT unread FROM mailbox_counts WHERE name = ?`, name).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		n, err = 0, nil
+	}
+	if q.batch != nil {
+		n += q.batch.unread[name] + q.staged[name]
 	}
 	return n, err
 }

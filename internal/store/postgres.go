@@ -23,8 +23,11 @@ const EventChannel = "agentmail_events"
 // have to be distinct from each other and from anything else using advisory
 // locks in the same database.
 const (
-	// writeLockKey serialises every write transaction of every replica (see
-	// Postgres.BeginWrite).
+	// writeLockKey is taken by every write transaction of every replica:
+	// shared by the writes that hold their rules through narrow locks
+	// (Store.WriteShared, Q.LockKeys), exclusive by every other (see
+	// Postgres.BeginWrite). Narrow locks use keys hashed from a rule and
+	// its key (narrowLockKey).
 	writeLockKey int64 = 0x61676d6c_00000001
 	// migrateLockKey lets one replica at a time apply migrations.
 	migrateLockKey int64 = 0x61676d6c_00000002
@@ -36,6 +39,9 @@ const (
 	defaultPGMaxConns        = 16
 	defaultPGMaxConnIdleTime = 5 * time.Minute
 	defaultPGMaxConnLifetime = 30 * time.Minute
+	// defaultPGWriters is how many write transactions (group-commit
+	// batches) one replica runs at the same time.
+	defaultPGWriters = 4
 )
 
 // IsPostgresURL reports whether a DATABASE_URL selects PostgreSQL: it starts
@@ -52,6 +58,8 @@ func IsPostgresURL(u string) bool {
 //	pool_max_conns=16            open connections per replica (at least 2)
 //	pool_max_conn_idle_time=5m   an idle connection is closed after this
 //	pool_max_conn_lifetime=30m   a connection is replaced after this
+//	pool_writers=4               write transactions run at once per replica
+//	                             (1 to pool_max_conns-1)
 //
 // Every other parameter (sslmode, connect_timeout, application_name,
 // default_query_exec_mode=simple_protocol behind PgBouncer, ...) is pgx's.
@@ -59,13 +67,17 @@ type PostgresPool struct {
 	MaxConns        int
 	MaxConnIdleTime time.Duration
 	MaxConnLifetime time.Duration
+	// Writers is how many group-commit batches run at once (each its own
+	// transaction on its own connection); writes of different sessions
+	// then commit in parallel (writebatch.go).
+	Writers int
 }
 
 // ParsePostgresURL splits DATABASE_URL into the URL handed to pgx and the
 // pool settings. Errors name the parameter and what it accepts.
 func ParsePostgresURL(raw string) (string, PostgresPool, error) {
 	pool := PostgresPool{MaxConns: defaultPGMaxConns, MaxConnIdleTime: defaultPGMaxConnIdleTime,
-		MaxConnLifetime: defaultPGMaxConnLifetime}
+		MaxConnLifetime: defaultPGMaxConnLifetime, Writers: defaultPGWriters}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return "", pool, fmt.Errorf("store: DATABASE_URL is not a URL: %w", err)
@@ -77,6 +89,17 @@ func ParsePostgresURL(raw string) (string, PostgresPool, error) {
 			return "", pool, fmt.Errorf("store: DATABASE_URL pool_max_conns=%q: give a whole number of at least 2", v)
 		}
 		pool.MaxConns = n
+	}
+	if v := q.Get("pool_writers"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return "", pool, fmt.Errorf("store: DATABASE_URL pool_writers=%q: give a whole number of at least 1", v)
+		}
+		pool.Writers = n
+	}
+	if pool.Writers >= pool.MaxConns {
+		// A connection stays for the reads and the event hub.
+		pool.Writers = pool.MaxConns - 1
 	}
 	for _, p := range []struct {
 		name string
@@ -93,13 +116,14 @@ func ParsePostgresURL(raw string) (string, PostgresPool, error) {
 	q.Del("pool_max_conns")
 	q.Del("pool_max_conn_idle_time")
 	q.Del("pool_max_conn_lifetime")
+	q.Del("pool_writers")
 	u.RawQuery = q.Encode()
 	return u.String(), pool, nil
 }
 
 // openPostgres opens a PostgreSQL store: one pool serves reads and writes
-// (PostgreSQL has no single-writer limit, Postgres.BeginWrite orders the
-// writes), no data-directory lock is taken (several replicas share one
+// (PostgreSQL has no single-writer limit: pool.Writers batches run at once,
+// Postgres.BeginWrite and narrow locks keep their rules), no data-directory lock is taken (several replicas share one
 // database by design), and pending migrations are applied while holding an
 // advisory lock, so replicas starting together migrate once.
 func openPostgres(ctx context.Context, opt Options) (*Store, error) {
@@ -115,7 +139,7 @@ func openPostgres(ctx context.Context, opt Options) (*Store, error) {
 	db.SetMaxIdleConns(pool.MaxConns)
 	db.SetConnMaxIdleTime(pool.MaxConnIdleTime)
 	db.SetConnMaxLifetime(pool.MaxConnLifetime)
-	s := &Store{dialect: &Postgres{}, writer: db, reader: db, pgURL: dsn}
+	s := &Store{dialect: &Postgres{}, writer: db, reader: db, pgURL: dsn, writers: pool.Writers}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {

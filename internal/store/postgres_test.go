@@ -81,22 +81,23 @@ func TestIsPostgresURLSelectsOnlyPostgresSchemes(t *testing.T) {
 }
 
 func TestParsePostgresURLTakesPoolSettingsOut(t *testing.T) {
-	dsn, pool, err := ParsePostgresURL("postgres://am:secret@db:5432/agentmail?sslmode=require&pool_max_conns=40&pool_max_conn_idle_time=1m&pool_max_conn_lifetime=1h")
+	dsn, pool, err := ParsePostgresURL("postgres://am:secret@db:5432/agentmail?sslmode=require&pool_max_conns=40&pool_max_conn_idle_time=1m&pool_max_conn_lifetime=1h&pool_writers=6")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(dsn, "pool_") || !strings.Contains(dsn, "sslmode=require") {
 		t.Fatalf("dsn %q: pool parameters must go, pgx's must stay", dsn)
 	}
-	if pool.MaxConns != 40 || pool.MaxConnIdleTime != time.Minute || pool.MaxConnLifetime != time.Hour {
+	if pool.MaxConns != 40 || pool.MaxConnIdleTime != time.Minute || pool.MaxConnLifetime != time.Hour || pool.Writers != 6 {
 		t.Fatalf("pool = %+v", pool)
 	}
 	_, pool, err = ParsePostgresURL("postgres://db/agentmail")
-	if err != nil || pool.MaxConns != defaultPGMaxConns || pool.MaxConnLifetime != defaultPGMaxConnLifetime {
+	if err != nil || pool.MaxConns != defaultPGMaxConns || pool.MaxConnLifetime != defaultPGMaxConnLifetime ||
+		pool.Writers != defaultPGWriters {
 		t.Fatalf("defaults: %+v %v", pool, err)
 	}
 	for _, bad := range []string{"postgres://db/x?pool_max_conns=1", "postgres://db/x?pool_max_conns=many",
-		"postgres://db/x?pool_max_conn_idle_time=soon"} {
+		"postgres://db/x?pool_max_conn_idle_time=soon", "postgres://db/x?pool_writers=0"} {
 		if _, _, err := ParsePostgresURL(bad); err == nil || !strings.Contains(err.Error(), "pool_") {
 			t.Errorf("ParsePostgresURL(%q) = %v, want an error naming the parameter", bad, err)
 		}

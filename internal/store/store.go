@@ -13,9 +13,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +54,7 @@ type Store struct {
 	ckpt           *checkpointer // background WAL checkpoints (SQLite, checkpoint.go)
 	batch          writeBatcher
 	pgURL          string // PostgreSQL connection URL, "" for SQLite (postgres.go)
+	writers        int    // batches run at once (PostgresPool.Writers; SQLite: 1)
 	sync           string // SQLite PRAGMA synchronous: "FULL" or "NORMAL"
 	closeMu        sync.Once
 }
@@ -262,9 +265,25 @@ func (s *Store) Read() *Q { return &Q{db: s.reader, d: s.dialect, stmts: s.rstmt
 // leaves nothing half-written (W-9). Writes that arrive together share one
 // transaction (group commit, see writebatch.go), each inside its own
 // savepoint; Write returns only after the commit, so a nil answer means
-// durable.
+// durable. On PostgreSQL the transaction holds the replicas' write lock
+// exclusively: it runs alone among the writes of every replica, so any
+// read-then-write rule of fn holds without more. fn may run more than once
+// (a transaction PostgreSQL aborts as a deadlock is run again): it must not
+// accumulate results outside the transaction (assign them, do not append).
 func (s *Store) Write(ctx context.Context, fn func(q *Q) error) error {
-	return s.groupWrite(ctx, fn)
+	return s.groupWrite(ctx, fn, false)
+}
+
+// WriteShared is Write for a write that holds its own count-then-insert
+// rules: on PostgreSQL its transaction takes the replicas' write lock in
+// shared mode and runs in parallel with the other shared writes of every
+// replica (an exclusive Write still runs alone), so fn must take the
+// narrow lock of each rule it checks (Q.LockKeys) before the read the rule
+// rests on. Rows it updates lock as usual (two writes of one session's
+// row run one after the other). On SQLite it is Write. fn may run more
+// than once, as for Write.
+func (s *Store) WriteShared(ctx context.Context, fn func(q *Q) error) error {
+	return s.groupWrite(ctx, fn, true)
 }
 
 // dbtx is what *sql.DB and *sql.Tx share.
@@ -286,6 +305,15 @@ type Q struct {
 	// transaction to bind them to, nil on the reader pool).
 	stmts *stmtCache
 	sqltx *sql.Tx
+	// In a write transaction: the state of its batch (the unread counter
+	// deltas held until the commit, whether the batch runs under the
+	// shared write lock), this request's own unread deltas (merged into
+	// the batch's when the request succeeds), and whether a statement
+	// failed as a deadlock or serialization failure (the request is then
+	// run again in a new transaction).
+	batch  *batchState
+	staged map[string]int
+	retry  bool
 }
 
 // InTx reports whether q is a write transaction.
@@ -307,10 +335,15 @@ func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, er
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}
+	var res sql.Result
+	var err error
 	if st := q.stmt(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = q.db.ExecContext(ctx, q.d.Rebind(query), args...)
 	}
-	return q.db.ExecContext(ctx, q.d.Rebind(query), args...)
+	q.note(err)
+	return res, err
 }
 
 // Query runs a query with `?` placeholders.
@@ -321,10 +354,15 @@ func (q *Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, er
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}
+	var rows *sql.Rows
+	var err error
 	if st := q.stmt(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
+		rows, err = st.QueryContext(ctx, args...)
+	} else {
+		rows, err = q.db.QueryContext(ctx, q.d.Rebind(query), args...)
 	}
-	return q.db.QueryContext(ctx, q.d.Rebind(query), args...)
+	q.note(err)
+	return rows, err
 }
 
 // QueryRow runs a single-row query with `?` placeholders.
@@ -335,10 +373,81 @@ func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}
+	var row *sql.Row
 	if st := q.stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+		row = st.QueryRowContext(ctx, args...)
+	} else {
+		row = q.db.QueryRowContext(ctx, q.d.Rebind(query), args...)
 	}
-	return q.db.QueryRowContext(ctx, q.d.Rebind(query), args...)
+	if q.tx {
+		q.note(row.Err())
+	}
+	return row
+}
+
+// note marks the request for another run when err is a deadlock or a
+// serialization failure (PostgreSQL aborted it to let another transaction
+// on; running it again in a new transaction succeeds).
+func (q *Q) note(err error) {
+	if err != nil && q.tx && IsRetryable(err) {
+		q.retry = true
+	}
+}
+
+// IsRetryable reports whether err is PostgreSQL's deadlock_detected
+// (SQLSTATE 40P01) or serialization_failure (40001): the transaction was
+// aborted so that another could go on, and running it again is safe.
+func IsRetryable(err error) bool {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		c := st.SQLState()
+		return c == "40P01" || c == "40001"
+	}
+	return false
+}
+
+// LockKeys takes the narrow locks of one count-then-insert rule, one per
+// key (rule "new-session" and the creating principal, for example), held
+// until the transaction ends, so that two transactions checking the rule
+// for one key run one after the other on every replica while those of
+// other keys run in parallel. Take them before the read the rule rests on.
+// Keys are locked in one fixed order (of their hashes), so the keys of one
+// call never deadlock with another call's. Outside a shared write
+// (Store.WriteShared on PostgreSQL) it does nothing: an exclusive write
+// and SQLite's single writer run alone already. Errors are the database's.
+func (q *Q) LockKeys(ctx context.Context, rule string, keys ...string) error {
+	if !q.tx {
+		return errors.New("store: LockKeys outside a write transaction")
+	}
+	if q.batch == nil || !q.batch.shared {
+		return nil
+	}
+	ids := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, narrowLockKey(rule, k))
+	}
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(?)`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// narrowLockKey is the advisory lock key of (rule, key): 64 bits of
+// FNV-1a over both, never one of the fixed keys (postgres.go). Two pairs
+// sharing a key by chance only wait for each other.
+func narrowLockKey(rule, key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(rule))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	k := int64(h.Sum64())
+	if k == writeLockKey || k == migrateLockKey {
+		k ^= 1 << 62
+	}
+	return k
 }
 
 // IsUniqueViolation reports a unique constraint failure in the dialect.

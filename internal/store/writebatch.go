@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +17,20 @@ import (
 // back to its savepoint alone, the others commit together. Callers wait for
 // the commit, so a nil answer still means the write is durable. On SQLite
 // this turns N commits (each writing the WAL frames of every touched page)
-// into one; on PostgreSQL it takes the replicas' write lock once per batch.
+// into one; on PostgreSQL it takes the replicas' write lock once per batch,
+// and Store.writers loops run batches at once (each its own transaction).
+//
+// Unread counters (mailbox_counts) are not updated statement by statement:
+// a batch adds up its requests' deltas and writes them just before the
+// commit, in name order (flushUnread). A recipient's counter row is then
+// locked only for the end of each transaction, so parallel batches sending
+// to one recipient wait for each other only there, and never deadlock on
+// the counters.
+//
+// A request that PostgreSQL aborts as a deadlock or serialization failure
+// (IsRetryable) is rolled back to its savepoint and run again in the next
+// transaction, up to maxAttempts runs; a batch whose commit fails so runs
+// again whole.
 
 // maxBatch bounds the requests of one transaction.
 const maxBatch = 128
@@ -31,14 +45,29 @@ const maxBatch = 128
 // nothing waits.
 const batchLinger = 2 * time.Millisecond
 
+// maxAttempts bounds the runs of one request that keeps being aborted as
+// a deadlock; the last error is then its answer.
+const maxAttempts = 5
+
 // ErrClosed answers writes after Close.
 var ErrClosed = errors.New("store: closed")
 
 type writeReq struct {
-	ctx   context.Context
-	fn    func(q *Q) error
-	done  chan error
-	panic any
+	ctx    context.Context
+	fn     func(q *Q) error
+	shared bool // Store.WriteShared: the shared write lock is enough
+	done   chan error
+	panic  any
+}
+
+// batchState is what the requests of one transaction share.
+type batchState struct {
+	// shared: the transaction holds the write lock in shared mode (every
+	// request is a WriteShared, PostgreSQL); Q.LockKeys then locks.
+	shared bool
+	// unread: counter deltas of the requests that succeeded, by name,
+	// written by flushUnread before the commit.
+	unread map[string]int
 }
 
 // writeBatcher owns the writer goroutine; its zero value starts it on the
@@ -56,8 +85,11 @@ func (b *writeBatcher) start(s *Store) {
 	b.once.Do(func() {
 		b.reqs = make(chan *writeReq)
 		b.quit = make(chan struct{})
-		b.wg.Add(1)
-		go s.writeLoop()
+		n := max(1, s.writers)
+		b.wg.Add(n)
+		for range n {
+			go s.writeLoop()
+		}
 	})
 }
 
@@ -75,7 +107,7 @@ func (b *writeBatcher) stop() {
 }
 
 // groupWrite queues fn and waits for its outcome.
-func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error) error {
+func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error, shared bool) error {
 	b := &s.batch
 	b.mu.Lock()
 	shut := b.shut
@@ -84,7 +116,7 @@ func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error) error {
 		return ErrClosed
 	}
 	b.start(s)
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	r := &writeReq{ctx: ctx, fn: fn, shared: shared, done: make(chan error, 1)}
 	select {
 	case b.reqs <- r:
 	case <-b.quit:
@@ -157,6 +189,7 @@ type writeTx struct {
 	s     *Store
 	db    dbtx
 	sqltx *sql.Tx // PostgreSQL
+	state *batchState
 }
 
 // beginWrite opens the transaction of a batch.
@@ -193,7 +226,7 @@ func (s *Store) dropWriterConn() {
 
 // q answers a query handle in the transaction.
 func (w *writeTx) q() *Q {
-	return &Q{db: w.db, d: w.s.dialect, tx: true, stmts: w.s.wstmts, sqltx: w.sqltx}
+	return &Q{db: w.db, d: w.s.dialect, tx: true, stmts: w.s.wstmts, sqltx: w.sqltx, batch: w.state}
 }
 
 func (w *writeTx) exec(ctx context.Context, query string) error {
@@ -225,38 +258,67 @@ func (w *writeTx) rollback(ctx context.Context) {
 	_ = w.exec(ctx, "ROLLBACK")
 }
 
-// runBatch runs the requests in one transaction and answers each.
+// runBatch runs the requests in one transaction and answers each; those
+// aborted as deadlocks run again in a new transaction (maxAttempts).
 func (s *Store) runBatch(batch []*writeReq) {
+	for attempt := 1; len(batch) > 0; attempt++ {
+		batch = s.runBatchOnce(batch, attempt >= maxAttempts)
+	}
+}
+
+// runBatchOnce runs the requests in one transaction, answers each, and
+// answers the requests to run again instead (none when last).
+func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	errs := make([]error, len(batch))
 	ran := make([]bool, len(batch))
-	fail := func(err error) {
+	retry := make([]bool, len(batch))
+	answer := func() {
 		for i, r := range batch {
-			if errs[i] == nil || ran[i] {
+			if retry[i] {
+				again = append(again, r)
+			} else {
+				r.done <- errs[i]
+			}
+		}
+	}
+	// fail ends the transaction keeping nothing: a deadlock runs the
+	// whole batch again, any other error is every request's answer
+	// (except those that failed on their own).
+	fail := func(tx *writeTx, err error) []*writeReq {
+		if tx != nil {
+			tx.rollback(context.Background())
+		}
+		if IsRetryable(err) && !last {
+			return batch
+		}
+		for i := range batch {
+			if errs[i] == nil || ran[i] || retry[i] {
 				errs[i] = err
 			}
-			r.done <- errs[i]
+			retry[i] = false
 		}
+		answer()
+		return nil
 	}
 	ctx := context.Background()
+	shared := s.dialect.Name() == "postgres"
+	for _, r := range batch {
+		shared = shared && r.shared
+	}
 	tx, err := s.beginWrite(ctx)
 	if err != nil {
-		fail(fmt.Errorf("store: begin: %w", err))
-		return
+		return fail(nil, fmt.Errorf("store: begin: %w", err))
 	}
-	if l := s.dialect.BeginWrite(); l != "" {
+	tx.state = &batchState{shared: shared, unread: map[string]int{}}
+	if l := s.dialect.BeginWrite(shared); l != "" {
 		if err := tx.exec(ctx, l); err != nil {
-			tx.rollback(ctx)
-			fail(fmt.Errorf("store: write lock: %w", err))
-			return
+			return fail(tx, fmt.Errorf("store: write lock: %w", err))
 		}
 	}
-	if len(batch) == 1 {
-		// Alone in its transaction: no savepoint needed, a failure rolls
-		// the transaction back.
-		s.runAlone(ctx, tx, batch[0])
-		return
-	}
-	// Savepoint statements go through the statement cache like any other.
+	// Alone in its transaction, a request needs no savepoint: a failure
+	// rolls the transaction back. Savepoint statements go through the
+	// statement cache like any other.
+	alone := len(batch) == 1
 	bq := tx.q()
 	events := 0
 	for i, r := range batch {
@@ -264,75 +326,93 @@ func (s *Store) runBatch(batch []*writeReq) {
 			errs[i] = err
 			continue
 		}
-		if _, err := bq.Exec(ctx, "SAVEPOINT w"); err != nil {
-			tx.rollback(ctx)
-			fail(fmt.Errorf("store: savepoint: %w", err))
-			return
+		if !alone {
+			if _, err := bq.Exec(ctx, "SAVEPOINT w"); err != nil {
+				return fail(tx, fmt.Errorf("store: savepoint: %w", err))
+			}
 		}
 		q := tx.q()
 		err := runFn(r, q)
+		if err != nil && alone {
+			tx.rollback(ctx)
+			retry[i] = (q.retry || IsRetryable(err)) && r.panic == nil && !last
+			errs[i] = err
+			answer()
+			return again
+		}
 		if err != nil {
 			errs[i] = err
+			retry[i] = (q.retry || IsRetryable(err)) && r.panic == nil && !last
 			if _, rerr := bq.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
 				// The database ended the transaction itself (SQLite does on
 				// I/O errors): nothing of this batch is kept.
-				tx.rollback(ctx)
-				fail(fmt.Errorf("store: transaction lost after %v: %w", err, rerr))
-				return
+				return fail(tx, fmt.Errorf("store: transaction lost after %v: %w", err, rerr))
 			}
 		} else {
 			ran[i] = true
 			events += q.appended
+			for name, d := range q.staged {
+				tx.state.unread[name] += d
+			}
 		}
-		if _, err := bq.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
-			tx.rollback(ctx)
-			fail(fmt.Errorf("store: release savepoint: %w", err))
-			return
+		if !alone {
+			if _, err := bq.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
+				return fail(tx, fmt.Errorf("store: release savepoint: %w", err))
+			}
 		}
+	}
+	if err := tx.flushUnread(ctx); err != nil {
+		return fail(tx, fmt.Errorf("store: unread counters: %w", err))
 	}
 	if n := s.dialect.NotifyEvents(); n != "" && events > 0 {
 		if err := tx.exec(ctx, n); err != nil {
-			tx.rollback(ctx)
-			fail(fmt.Errorf("store: notify: %w", err))
-			return
+			return fail(tx, fmt.Errorf("store: notify: %w", err))
 		}
 	}
 	if err := tx.commit(ctx); err != nil {
-		fail(fmt.Errorf("store: commit: %w", err))
-		return
+		return fail(nil, fmt.Errorf("store: commit: %w", err))
 	}
 	s.kickCheckpoint()
-	for i, r := range batch {
-		r.done <- errs[i]
-	}
+	answer()
+	return again
 }
 
-// runAlone runs a single request in the open transaction tx.
-func (s *Store) runAlone(ctx context.Context, tx *writeTx, r *writeReq) {
-	if err := r.ctx.Err(); err != nil {
-		tx.rollback(ctx)
-		r.done <- err
-		return
-	}
-	q := tx.q()
-	if err := runFn(r, q); err != nil {
-		tx.rollback(ctx)
-		r.done <- err
-		return
-	}
-	if n := s.dialect.NotifyEvents(); n != "" && q.appended > 0 {
-		if err := tx.exec(ctx, n); err != nil {
-			tx.rollback(ctx)
-			r.done <- fmt.Errorf("store: notify: %w", err)
-			return
+// flushUnread writes the batch's unread counter deltas, in name order
+// (so two batches lock shared counter rows in one order), at most
+// flushRows names per statement.
+func (w *writeTx) flushUnread(ctx context.Context) error {
+	names := make([]string, 0, len(w.state.unread))
+	for name, d := range w.state.unread {
+		if d != 0 {
+			names = append(names, name)
 		}
 	}
-	if err := tx.commit(ctx); err != nil {
-		r.done <- fmt.Errorf("store: commit: %w", err)
-		return
+	if len(names) == 0 {
+		return nil
 	}
-	s.kickCheckpoint()
-	r.done <- nil
+	sort.Strings(names)
+	const flushRows = 64
+	q := w.q()
+	for len(names) > 0 {
+		chunk := names[:min(len(names), flushRows)]
+		names = names[len(chunk):]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO mailbox_counts (name, unread) VALUES `)
+		args := make([]any, 0, 2*len(chunk))
+		for i, name := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?)")
+			args = append(args, name, w.state.unread[name])
+		}
+		b.WriteString(` ON CONFLICT (name) DO UPDATE SET unread = mailbox_counts.unread + excluded.unread`)
+		if _, err := q.Exec(ctx, b.String(), args...); err != nil {
+			return err
+		}
+	}
+	clear(w.state.unread)
+	return nil
 }
 
 // runFn calls the request's function, turning a panic into an error for
