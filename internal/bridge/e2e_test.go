@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -485,15 +486,23 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 		t.Fatalf("key file mode %v, want 0600", st.Mode().Perm())
 	}
 	out := p.Log.String()
-	if strings.Count(out, key) < 1 || !strings.Contains(out, `"key_token":"`+key+`"`) || !strings.Contains(out, `"agent_name":"newbot"`) ||
-		!strings.Contains(out, "Admin → Agent keys") || !strings.Contains(out, g.URL+"/api/v1/admin/agent-keys") {
-		t.Fatalf("first start must print the key with a command to paste and the web page's place:\n%s", out)
+	paste := "agentmail keys register-agent --agent newbot --key " + key
+	if !strings.Contains(out, paste) || !strings.Contains(out, "Admin → Agent keys") || strings.Contains(out, "/api/") {
+		t.Fatalf("first start must print the key with a command to paste and the web page's place, and no endpoint:\n%s", out)
 	}
 
-	// The admin registers it: the waiting bridge connects by itself.
-	if _, err := g.Admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: "newbot", KeyToken: key,
-		Lifecycle: client.LifecyclePermanent}); err != nil {
-		t.Fatal(err)
+	// The admin pastes the printed command: the waiting bridge connects by itself.
+	adminHome := t.TempDir()
+	login := exec.Command(gatewayproc.Binary(t), "login", "--url", g.URL, "--username", "admin", "--password-stdin")
+	login.Env = []string{"HOME=" + adminHome, "PATH=" + os.Getenv("PATH")}
+	login.Stdin = strings.NewReader(mailrig.AdminPassword)
+	if out, err := login.CombinedOutput(); err != nil {
+		t.Fatalf("agentmail login: %v\n%s", err, out)
+	}
+	register := exec.Command(gatewayproc.Binary(t), strings.Fields(paste)[1:]...)
+	register.Env = login.Env
+	if out, err := register.CombinedOutput(); err != nil || !strings.Contains(string(out), "for agent newbot; its bridge connects by itself now") {
+		t.Fatalf("the pasted command: %v\n%s", err, out)
 	}
 	waitStderr(t, p, "connected to "+g.URL+" as newbot")
 	if n := strings.Count(p.Log.String(), "waiting for an admin"); n != 1 {

@@ -22,6 +22,7 @@ type failureWords struct {
 	tried         string
 	otherPlaces   string // %s agent name
 	stage         map[FailureStage]string
+	because       map[failureCause]string // what stopped, when the cause is known (the headline names it)
 	fix           map[failureCause]string // %s agent name where used
 	dirReason     map[string]string       // unusableDir's English reasons
 	noDirectory   string
@@ -53,6 +54,12 @@ var failureLangs = map[string]failureWords{
 			StageSession:   "the platform session could not be started",
 			StageModel:     "the model did not run",
 		},
+		because: map[failureCause]string{
+			causeNotSignedIn:    "the platform is not signed in on the agent's machine",
+			causeNoCLI:          "the platform's program is missing on the agent's machine or does not run",
+			causeNoModelAllowed: "no model is allowed for this agent",
+			causeBusy:           "the model's provider was busy or limited the use",
+		},
 		fix: map[failureCause]string{
 			causeNotSignedIn:    "sign the platform in on the agent's machine (for Claude Code: run `claude` there and type /login), or give the bridge an API key (for Claude Code: set ANTHROPIC_API_KEY), then send your mail again.",
 			causeNoCLI:          "install the platform's command-line program on the agent's machine (or put it on the bridge's PATH), restart the bridge, then send your mail again.",
@@ -82,6 +89,12 @@ var failureLangs = map[string]failureWords{
 			StageWorkspace: "工作目录不可用",
 			StageSession:   "平台会话未能启动",
 			StageModel:     "模型没有运行",
+		},
+		because: map[failureCause]string{
+			causeNotSignedIn:    "该平台在智能体所在的机器上尚未登录",
+			causeNoCLI:          "智能体所在的机器上缺少该平台的程序，或它无法运行",
+			causeNoModelAllowed: "没有为这个智能体允许任何模型",
+			causeBusy:           "模型提供方繁忙或限制了用量",
 		},
 		fix: map[failureCause]string{
 			causeNotSignedIn:    "在智能体所在的机器上登录该平台（Claude Code：在那台机器上运行 `claude` 并输入 /login），或为桥接程序设置 API 密钥（Claude Code：设置 ANTHROPIC_API_KEY），然后重新发送邮件。",
@@ -163,7 +176,12 @@ func failureCauseOf(r FailureReport) failureCause {
 func personFailureBody(w failureWords, r FailureReport) string {
 	var b strings.Builder
 	cause := failureCauseOf(r)
+	// The headline names the reason itself when it is known, so a
+	// preview's first line says why (issue 18 point 10).
 	what := w.stage[r.Stage]
+	if b, ok := w.because[cause]; ok {
+		what = b
+	}
 	if r.Stage == StageWorkspace {
 		what = w.noDirectory
 		if reason := dirReasonIn(w, r.Workspace.Reason); reason != "" {

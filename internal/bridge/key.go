@@ -74,19 +74,37 @@ func ResolveAgentKey(envKey, home string) (string, KeySource, error) {
 	return key, KeyFromGenerated, nil
 }
 
-// RegistrationHint is the text printed with a generated key (B-1.1, seed
-// 9.9, issue 18 point 4): where on the web page an admin registers it, and
-// a command to paste with the name and key filled in (field key_token).
-// The caller says what the bridge does next (it waits for a key it has just
-// generated; it stops for a key given to it that the gateway refuses).
+// RegistrationHint is the text printed with a generated key (B-1.1,
+// issue 18 point 4): in words, the two ways an admin registers it, each
+// with the agent's name and the key filled in: the web page's place
+// (Admin → Agent keys → "Register a key the agent generated") and a command
+// to paste (agentmail keys register-agent, which sends the key as
+// key_token, seed 9.9). No endpoint: the person starting a bridge reads it.
+// The caller says what the bridge does next (it waits for a key it has
+// just generated; it stops for a key given to it that the gateway refuses).
 func RegistrationHint(gatewayURL, agentName, key string) string {
 	name := agentName
 	if name == "" {
 		name = "<agent name>"
 	}
-	return fmt.Sprintf("An admin registers this key on the web page (%s, Admin → Agent keys → %q, agent name %s), "+
-		"or pastes, with their user key in ADMIN_USER_KEY:\n\n"+
-		"      curl -s -H \"Authorization: Bearer $ADMIN_USER_KEY\" -H 'Content-Type: application/json' \\\n"+
-		"        -d '{\"agent_name\":%q,\"key_token\":%q,\"lifecycle\":\"permanent\"}' %s/api/v1/admin/agent-keys",
-		gatewayURL, "Register a key the agent generated", name, name, key, gatewayURL)
+	return fmt.Sprintf("An admin registers this key in one of two ways:\n\n"+
+		"    - on the web page %s: Admin → Agent keys → %q, with agent name %s and the key above;\n"+
+		"    - on the command line, signed in as an admin (agentmail login --url %s), by pasting:\n\n"+
+		"          agentmail keys register-agent --agent %s --key %s",
+		gatewayURL, "Register a key the agent generated", name, gatewayURL, shellWord(name), key)
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but letters,
+// digits and -_.@<>, so a pasted command reads the name as one word.
+func shellWord(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.@", r)) {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -49,12 +49,20 @@ func TestResolveAgentKeyRefusesAnEmptyFile(t *testing.T) {
 	}
 }
 
-func TestRegistrationHintUsesKeyToken(t *testing.T) {
+// The hint names the web page's place and a command to paste with the
+// name and key filled in, and no endpoint (issue 18 point 4).
+func TestRegistrationHintNamesTheWebPageAndACommand(t *testing.T) {
 	h := RegistrationHint("http://gw", "bot", "amk_x")
-	for _, want := range []string{"/api/v1/admin/agent-keys", `"key_token":"amk_x"`, `"agent_name":"bot"`} {
+	for _, want := range []string{"Admin → Agent keys", "agentmail keys register-agent --agent bot --key amk_x", "agentmail login --url http://gw"} {
 		if !strings.Contains(h, want) {
-			t.Fatalf("hint %q lacks %q (seed 9.9)", h, want)
+			t.Fatalf("hint %q lacks %q", h, want)
 		}
+	}
+	if strings.Contains(h, "/api/") {
+		t.Fatalf("hint %q names an endpoint", h)
+	}
+	if h := RegistrationHint("http://gw", "my bot's", "amk_x"); !strings.Contains(h, `--agent 'my bot'\''s' --key`) {
+		t.Fatalf("a name with a space is not quoted for the shell: %q", h)
 	}
 }
 

@@ -11,25 +11,26 @@ import (
 )
 
 // NewKeysCommand returns `agentmail keys list|create|revoke`: the person's
-// own user keys (/api/v1/me/keys).
+// own user keys (/api/v1/me/keys), and `keys register-agent`, an admin's
+// registration of the key a bridge generated (issue 18 point 4).
 func NewKeysCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "keys list|create|revoke",
+		Use:   "keys list|create|revoke|register-agent",
 		Short: "List, create and revoke your user keys",
 		Long:  `Manage your user keys: the Bearer tokens third-party clients and scripts use to act as you.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErr("keys: say list, create or revoke; see agentmail keys --help")
+			return usageErr("keys: say list, create, revoke or register-agent; see agentmail keys --help")
 		},
 	}
 	// Subcommands must refuse unknown words with a usage error, not run the
 	// parent: cobra only reports unknown subcommands for the root.
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageErr("keys: unknown subcommand %q; say list, create or revoke", args[0])
+			return usageErr("keys: unknown subcommand %q; say list, create, revoke or register-agent", args[0])
 		}
 		return nil
 	}
-	cmd.AddCommand(newKeysListCommand(env), newKeysCreateCommand(env), newKeysRevokeCommand(env))
+	cmd.AddCommand(newKeysListCommand(env), newKeysCreateCommand(env), newKeysRevokeCommand(env), newKeysRegisterAgentCommand(env))
 	return env.setup(cmd)
 }
 
@@ -195,5 +196,43 @@ func newKeysRevokeCommand(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+	return env.setup(cmd)
+}
+
+// newKeysRegisterAgentCommand returns `agentmail keys register-agent --agent
+// NAME --key TOKEN`: an admin registers the key an agent's bridge generated
+// and printed (B-1.1), as a permanent agent key (POST
+// /api/v1/admin/agent-keys with key_token). The waiting bridge then
+// connects by itself. Admins only: a person who is not one reads that
+// only an admin may register agent keys (exit 5).
+func newKeysRegisterAgentCommand(env *Env) *cobra.Command {
+	var agent, key string
+	cmd := &cobra.Command{
+		Use:   "register-agent --agent NAME --key TOKEN",
+		Short: "Register the key an agent's bridge generated (admins)",
+		Long: `Register the key an agent's bridge generated and printed when it first
+started, so that the bridge, which waits for it, connects by itself.
+Admins only; the same as the web page's Admin → Agent keys → "Register a key
+the agent generated".`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(agent) == "" || strings.TrimSpace(key) == "" {
+				return usageErr("keys register-agent: give the agent's name with --agent and the key its bridge printed with --key")
+			}
+			c, _, err := env.newClient()
+			if err != nil {
+				return err
+			}
+			created, err := c.CreateAgentKey(cmd.Context(), client.CreateAgentKeyRequest{AgentName: strings.TrimSpace(agent),
+				KeyToken: strings.TrimSpace(key), Lifecycle: client.LifecyclePermanent, Label: "registered with agentmail keys register-agent"})
+			if err != nil {
+				return apiErr("keys register-agent", err)
+			}
+			env.outf("Registered key %s for agent %s; its bridge connects by itself now.\n", created.KeyID, strings.TrimSpace(agent))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent's name, as the bridge printed it")
+	cmd.Flags().StringVar(&key, "key", "", "the key the bridge printed (amk_...)")
 	return env.setup(cmd)
 }

@@ -242,7 +242,9 @@ func TestCLIAgainstGateway(t *testing.T) {
 	// Permission requests: one approved, one denied, a second decision is a conflict.
 	ask := func(relayKey, question string) *client.Permission {
 		t.Helper()
-		p, err := agent.RequestPermission(ctx, client.PermissionRequest{Question: question, SessionID: sent.SessionID, RelayKey: relayKey,
+		// The agent's words differ from the call: what a person decides
+		// on is the call itself (issue 18 point 8).
+		p, err := agent.RequestPermission(ctx, client.PermissionRequest{Question: "May I tidy up?", SessionID: sent.SessionID, RelayKey: relayKey,
 			Tool: "Bash", ToolInput: map[string]any{"command": question}})
 		if err != nil {
 			t.Fatalf("permission request: %v", err)
@@ -250,14 +252,14 @@ func TestCLIAgainstGateway(t *testing.T) {
 		return p
 	}
 	p1 := ask("perm-1", "rm -rf build")
-	if r := mustCLI(t, home, "", "approve", p1.MailID, "--note", "go ahead"); !strings.Contains(r.stdout, "Approved "+p1.MailID) {
+	if r := mustCLI(t, home, "", "approve", p1.MailID, "--note", "go ahead"); !strings.Contains(r.stdout, "Approved "+p1.MailID+": Bash: rm -rf build\n") {
 		t.Errorf("approve output %q", r.stdout)
 	}
 	if got, err := agent.GetPermission(ctx, p1.MailID); err != nil || got.Status != "approved" || !got.Approved || got.DecidedBy != "ann" || got.Note != "go ahead" {
 		t.Fatalf("after approve: %+v, %v", got, err)
 	}
 	p2 := ask("perm-2", "git push --force")
-	if r := mustCLI(t, home, "", "deny", p2.MailID, "--note", "never force-push"); !strings.Contains(r.stdout, "Denied "+p2.MailID) {
+	if r := mustCLI(t, home, "", "deny", p2.MailID, "--note", "never force-push"); !strings.Contains(r.stdout, "Denied "+p2.MailID+": Bash: git push --force\n") {
 		t.Errorf("deny output %q", r.stdout)
 	}
 	if got, err := agent.GetPermission(ctx, p2.MailID); err != nil || got.Status != "denied" || got.Approved {
@@ -288,7 +290,11 @@ func TestCLIAgainstGateway(t *testing.T) {
 		t.Errorf("watch line %q", line)
 	}
 	p3 := ask("perm-3", "make deploy")
-	outLines.waitLine(t, "permission request "+p3.MailID)
+	// What it allows leads the line (the request's subject or its tool
+	// summary, whichever event comes first), not the agent's words.
+	if line := outLines.waitLine(t, "permission request "+p3.MailID); !strings.Contains(line, ": Bash: make deploy") {
+		t.Errorf("watch does not say what the request allows: %q", line)
+	}
 	_ = watch.Process.Signal(syscall.SIGINT)
 	if err := watch.Wait(); err != nil {
 		t.Errorf("watch after SIGINT: %v", err)

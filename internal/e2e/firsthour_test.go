@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,8 +138,14 @@ func TestNewcomerCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runCLI(t, home, "", "send", "--to", "bot@"+dir+".nosuch", "--subject", "hi", "--body", "hello")
-	if r.code != 3 || !strings.Contains(r.stderr, "writing .new instead") {
+	if r.code != 3 || !strings.Contains(r.stderr, "writing .new instead") || strings.Contains(r.stderr, "/api/") || strings.Contains(r.stderr, "(N-") {
 		t.Fatalf("send to an unknown alias: exit %d, %q", r.code, r.stderr)
+	}
+	// An unknown name: no endpoint or rule either (there is no command for GET /contacts).
+	r = runCLI(t, home, "", "send", "--to", "nobody-here", "--subject", "hi", "--body", "hello")
+	if r.code != 3 || !strings.Contains(r.stderr, `no person or agent named "nobody-here"`) || strings.Contains(r.stderr, "/api/") ||
+		strings.Contains(r.stderr, "GET ") || regexp.MustCompile(`\b[A-Z]-\d`).MatchString(r.stderr) {
+		t.Fatalf("send to an unknown name: exit %d, %q", r.code, r.stderr)
 	}
 
 	// An empty Bearer token is named as such.

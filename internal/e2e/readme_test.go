@@ -28,6 +28,11 @@ func TestREADMEExamplesAndQuotes(t *testing.T) {
 	if !strings.Contains(readme, "about a minute") || !strings.Contains(readme, "./agentmail") {
 		t.Error("README should mention the first build's minute and ./agentmail")
 	}
+	// Connecting an agent needs no admin user key in a shell variable: the
+	// bridge's own key is registered with the command it prints (point 4).
+	if !strings.Contains(readme, "agentmail keys register-agent --agent claude --key") || strings.Contains(readme, "$ADMIN_USER_KEY") {
+		t.Error("README should connect an agent with agentmail keys register-agent, not curl with $ADMIN_USER_KEY")
+	}
 
 	gw := startGateway(t, t.TempDir())
 	ctx := ctxT(t)

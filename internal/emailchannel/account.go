@@ -212,12 +212,22 @@ func (c *Channel) startVerification(ctx context.Context, tx *gateway.Tx, a *stor
 	a.PendingAddress, a.CodeHash, a.LinkHash, a.CodeExpiresAt, a.CodeTries = addr, codeHash(a.Username, code), gateway.HashToken(link), &exp, 0
 	a.CodeSentAt, a.CodesSent = &sent, a.CodesSent+1
 	verifyURL := c.accountURL() + "?verify_email=" + url.QueryEscape(link)
-	e := c.plainEmail(addr, "Your AgentMail code: "+code, "verify-"+store.NewID()+"@"+c.cfg.Domain, []string{
+	// The code's words in the person's language (issue 18 point 2); the
+	// subject keeps its English form in both, with the code, for mail filters.
+	lang := personLanguage(ctx, tx.Q, a.Username)
+	words := []string{
 		fmt.Sprintf("Hello %s,", a.Username),
 		fmt.Sprintf("your code is %s. Enter it on your Account page within 30 minutes, or open this link while signed in:\n%s", code, verifyURL),
-		fmt.Sprintf("你的验证码是 %s，请在 30 分钟内在“账户”页输入，或在登录状态下打开上面的链接。", code),
 		"If you did not ask for this, ignore this email: nothing is sent to this address until the code is entered.",
-	}, now)
+	}
+	if lang == gateway.LangChinese {
+		words = []string{
+			fmt.Sprintf("%s，你好：", a.Username),
+			fmt.Sprintf("你的验证码是 %s，请在 30 分钟内在“账户”页输入，或在登录状态下打开这个链接：\n%s", code, verifyURL),
+			"如果这不是你请求的，请忽略这封邮件：在输入验证码之前，不会向这个地址发送任何邮件。",
+		}
+	}
+	e := c.plainEmail(addr, "Your AgentMail code: "+code, "verify-"+store.NewID()+"@"+c.cfg.Domain, words, now)
 	e.unsubscribe = ""
 	return c.enqueue(ctx, tx.Q, kindVerify, fmt.Sprintf("verify:%s:%d", a.Username, store.Millis(now)), a.Username, "", e, now)
 }

@@ -368,43 +368,75 @@ func (c *Channel) queueNotice(ctx context.Context, tok store.ReplyTokenRow, to s
 
 func (c *Channel) queueNoticeTx(ctx context.Context, tx *store.Q, tok store.ReplyTokenRow, to string, parent *client.Mail,
 	p *client.Permission, kept bool, now time.Time) error {
-	verdict := "denied"
+	lang := personLanguage(ctx, tx, tok.Username)
+	paragraphs := noticeParagraphs(lang, p, kept, c.conversationURL(parent))
+	id := "notice-" + store.NewID() + "@" + c.cfg.Domain
+	e := c.plainEmail(to, "Re: "+wordsFor(lang).permission+parent.Subject, id, paragraphs, now)
+	e.inReplyTo = c.msgID(parent.MailID)
+	e.references = []string{c.msgID(parent.MailID)}
+	return c.enqueue(ctx, tx, kindNotice, "notice:"+id, tok.Username, parent.MailID, e, now)
+}
+
+// noticeWords is one language's wording of the late-reply notice.
+type noticeWords struct {
+	denied, approved, always, nobody string // the verdict; who decided when nobody did
+	first, closed, kept              string // closed: %s who stopped the turn, %s when
+	request, decision                string // decision: %s request, %s verdict, %s by, %s when, %q answer
+	at                               string // %s time, or "" without one
+	open                             string // %s the conversation's link
+}
+
+var noticeLangs = map[string]noticeWords{
+	gateway.LangEnglish: {
+		denied: "denied", approved: "approved", always: "approved, always", nobody: "nobody before it expired (denied)",
+		first:   "Your reply came after this permission request was decided, so it did not change the decision.",
+		closed:  "This permission request was closed because %s stopped the turn it belongs to%s, so your reply changed nothing and nothing of it runs. To have the agent do it after all, write it a new mail.",
+		kept:    " It was kept in the conversation as an ordinary mail.",
+		request: "The request: ", decision: "The request: %s\nThe decision: %s, by %s%s (answer %q).", at: " on %s", open: "Open the conversation: %s",
+	},
+	gateway.LangChinese: {
+		denied: "已拒绝", approved: "已同意", always: "已一直同意", nobody: "无人在过期前决定（已拒绝）",
+		first:   "你的回复晚于这条权限请求的决定，决定没有改变。",
+		closed:  "这条权限请求已关闭，因为 %s 停止了它所在的一轮%s；你的回复不会改变什么，它也不会运行。如果仍想让智能体去做，请给它写一封新邮件。",
+		kept:    "你的回复作为普通邮件留在了对话中。",
+		request: "请求：", decision: "请求：%s\n决定：%s，由 %s%s 作出（回答 %q）。", at: " 于 %s", open: "打开对话：%s",
+	},
+}
+
+// noticeParagraphs is the notice of a reply that came too late, in the
+// person's language (issue 18 point 2): that it changed nothing, the
+// request (what it would run) and its decision, and the conversation.
+func noticeParagraphs(lang string, p *client.Permission, kept bool, conversation string) []string {
+	w, ok := noticeLangs[lang]
+	if !ok {
+		w = noticeLangs[gateway.LangEnglish]
+	}
+	verdict := w.denied
 	if p.Approved {
-		verdict = "approved"
+		verdict = w.approved
 		if p.Always {
-			verdict = "approved, always"
+			verdict = w.always
 		}
 	}
 	by := p.DecidedBy
 	if p.DecidedVia == gateway.DecidedViaTimeout {
-		by = "nobody before it expired (denied)"
+		by = w.nobody
 	}
 	when := ""
 	if p.DecidedAt != nil {
-		when = " on " + p.DecidedAt.UTC().Format("2006-01-02 15:04 MST")
+		when = fmt.Sprintf(w.at, p.DecidedAt.UTC().Format("2006-01-02 15:04 MST"))
 	}
-	first := "Your reply came after this permission request was decided, so it did not change the decision."
-	decision := fmt.Sprintf("The request: %s\nThe decision: %s, by %s%s (answer %q).", permissionAsk(p), verdict, by, when, p.Decision)
-	zh := "你的回复晚于这条权限请求的决定，决定没有改变。"
+	ask := permissionAsk(wordsFor(lang), p)
+	first := w.first
+	decision := fmt.Sprintf(w.decision, ask, verdict, by, when, p.Decision)
 	if p.DecidedVia == gateway.DecidedViaStop {
 		// The turn it belonged to was stopped (issue 16): nothing waits
 		// for an answer any more.
-		first = fmt.Sprintf("This permission request was closed because %s stopped the turn it belongs to%s, so your reply changed nothing and nothing of it runs. To have the agent do it after all, write it a new mail.", p.DecidedBy, when)
-		decision = "The request: " + permissionAsk(p)
-		zh = fmt.Sprintf("这条权限请求已关闭，因为 %s 停止了它所在的一轮；你的回复不会改变什么，它也不会运行。如果仍想让智能体去做，请给它写一封新邮件。", p.DecidedBy)
+		first = fmt.Sprintf(w.closed, p.DecidedBy, when)
+		decision = w.request + ask
 	}
 	if kept {
-		first += " It was kept in the conversation as an ordinary mail."
+		first += w.kept
 	}
-	paragraphs := []string{
-		first,
-		decision,
-		zh,
-		"Open the conversation: " + c.conversationURL(parent),
-	}
-	id := "notice-" + store.NewID() + "@" + c.cfg.Domain
-	e := c.plainEmail(to, "Re: [Permission] "+parent.Subject, id, paragraphs, now)
-	e.inReplyTo = c.msgID(parent.MailID)
-	e.references = []string{c.msgID(parent.MailID)}
-	return c.enqueue(ctx, tx, kindNotice, "notice:"+id, tok.Username, parent.MailID, e, now)
+	return []string{first, decision, fmt.Sprintf(w.open, conversation)}
 }

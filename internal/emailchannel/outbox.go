@@ -202,7 +202,7 @@ func (c *Channel) notification(ctx context.Context, ev store.EventRow, now time.
 	}
 	token := newReplyToken()
 	replyTo := "r+" + token + "@" + c.cfg.Domain
-	e := c.mailEmail(m, acct.Address, replyTo, inReplyTo, refs)
+	e := c.mailEmail(m, personLanguage(ctx, q, ev.Recipient), acct.Address, replyTo, inReplyTo, refs)
 	raw, err := c.encode(e)
 	if err != nil {
 		return queued{}, false, err

@@ -2,6 +2,7 @@ package emailchannel
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"github.com/emersion/go-message/mail"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
+	"github.com/agentmail/agentmail/internal/store"
 )
 
 // email is one outgoing message before it is encoded.
@@ -121,43 +124,94 @@ func (c *Channel) attachmentURL(a client.Attachment) string {
 func (c *Channel) msgID(mailID string) string { return mailID + "@" + c.cfg.Domain }
 
 // permissionAsk is the first line of a permission request's email: what is
-// asked, in a line.
-func permissionAsk(p *client.Permission) string {
+// asked, in a line, led by what will run (the tool summary).
+func permissionAsk(w emailWords, p *client.Permission) string {
 	what := p.ToolSummary
 	if what == "" {
 		what = firstLine(p.Question)
 	}
-	return fmt.Sprintf("%s asks for permission: %s", p.AgentName, what)
+	return fmt.Sprintf(w.asks, p.AgentName, what)
 }
 
-// How to answer a permission request by email (English and Chinese: the
-// gateway does not know the person's language).
-const (
-	howToAnswer   = "Reply APPROVE, ALWAYS or DENY; a note may follow on the next lines."
-	howToAnswerZh = "回复 同意、一直同意 或 拒绝；下一行起可写备注。"
-)
+// emailWords is one language's wording of a mail's notification email
+// (issue 18 point 2: the person's language, English by default; the
+// decision words of both languages are understood in a reply either way).
+type emailWords struct {
+	permission  string // subject prefix of a permission request
+	asks        string // %s agent, %s what will run
+	howToAnswer string
+	expires     string // %s time
+	attachments string
+	openConv    string
+	replyHere   string
+	chooseMails string
+}
+
+var emailLangs = map[string]emailWords{
+	"en": {
+		permission:  "[Permission] ",
+		asks:        "%s asks for permission: %s",
+		howToAnswer: "Reply APPROVE, ALWAYS or DENY; a note may follow on the next lines.",
+		expires:     "Expires: %s",
+		attachments: "Attachments (sign in to download)",
+		openConv:    "Open the conversation",
+		replyHere:   "Reply to this email to answer in the conversation.",
+		chooseMails: "Choose which emails you get",
+	},
+	"zh": {
+		permission:  "[权限请求] ",
+		asks:        "%s 请求权限：%s",
+		howToAnswer: "回复 同意、一直同意 或 拒绝；下一行起可写备注。",
+		expires:     "过期时间：%s",
+		attachments: "附件（登录后下载）",
+		openConv:    "打开对话",
+		replyHere:   "回复这封邮件即可在对话中作答。",
+		chooseMails: "选择你收到哪些邮件",
+	},
+}
+
+// personLanguage answers the person's language setting as read by q
+// (within the caller's transaction, if any): "zh" or "en", English when it
+// cannot be read, since only the email's wording depends on it.
+func personLanguage(ctx context.Context, q *store.Q, name string) string {
+	if lang, err := q.UserLanguage(ctx, name); err == nil && lang == gateway.LangChinese {
+		return lang
+	}
+	return gateway.LangEnglish
+}
+
+// wordsFor answers the email wording of language lang, English for any
+// other value.
+func wordsFor(lang string) emailWords {
+	if w, ok := emailLangs[lang]; ok {
+		return w
+	}
+	return emailLangs["en"]
+}
 
 // mailEmail builds the notification of mail m for a person: the sender's
 // name, the subject ([Permission] first for a permission request), the
 // body as text and as cleaned HTML, attachments as links, a link to the
-// conversation and the threading headers.
-func (c *Channel) mailEmail(m *client.Mail, to, replyTo, inReplyTo string, refs []string) email {
+// conversation and the threading headers; the email's own words are in
+// lang, the person's language ("en" or "zh").
+func (c *Channel) mailEmail(m *client.Mail, lang, to, replyTo, inReplyTo string, refs []string) email {
+	w := wordsFor(lang)
 	e := email{to: to, fromName: m.FromName + " via " + c.cfg.fromName, replyTo: replyTo, subject: m.Subject,
 		messageID: c.msgID(m.MailID), inReplyTo: inReplyTo, references: refs, date: m.CreatedAt, unsubscribe: c.accountURL()}
 	var text, h strings.Builder
 	if m.MailType == client.MailTypePermissionRequest && m.Permission != nil {
-		e.subject = "[Permission] " + m.Subject
-		ask := permissionAsk(m.Permission)
-		fmt.Fprintf(&text, "%s\n%s\n%s\n", ask, howToAnswer, howToAnswerZh)
+		e.subject = w.permission + m.Subject
+		ask := permissionAsk(w, m.Permission)
+		fmt.Fprintf(&text, "%s\n%s\n", ask, w.howToAnswer)
 		if m.Permission.ExpiresAt != nil {
-			fmt.Fprintf(&text, "Expires: %s\n", m.Permission.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
+			fmt.Fprintf(&text, w.expires+"\n", m.Permission.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 		}
 		text.WriteString("\n")
 		fmt.Fprintf(&h, `<div style="border:1px solid #f59e0b;background:#fffbeb;border-radius:6px;padding:10px;margin:0 0 12px 0">`+
-			`<div style="font-weight:600">%s</div><div>%s</div><div>%s</div>`,
-			html.EscapeString(ask), html.EscapeString(howToAnswer), html.EscapeString(howToAnswerZh))
+			`<div style="font-weight:600">%s</div><div>%s</div>`,
+			html.EscapeString(ask), html.EscapeString(w.howToAnswer))
 		if m.Permission.ExpiresAt != nil {
-			fmt.Fprintf(&h, `<div style="color:#92400e">Expires: %s</div>`, html.EscapeString(m.Permission.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")))
+			fmt.Fprintf(&h, `<div style="color:#92400e">%s</div>`, html.EscapeString(fmt.Sprintf(w.expires, m.Permission.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))))
 		}
 		h.WriteString(`</div>`)
 	}
@@ -165,8 +219,8 @@ func (c *Channel) mailEmail(m *client.Mail, to, replyTo, inReplyTo string, refs 
 	text.WriteString("\n")
 	h.WriteString(`<div>` + markdownHTML(m.Body) + `</div>`)
 	if len(m.Attachments) > 0 {
-		text.WriteString("\nAttachments (sign in to download):\n")
-		h.WriteString(`<p style="margin:12px 0 4px 0;font-weight:600">Attachments (sign in to download)</p><ul style="margin:0">`)
+		fmt.Fprintf(&text, "\n%s:\n", w.attachments)
+		h.WriteString(`<p style="margin:12px 0 4px 0;font-weight:600">` + html.EscapeString(w.attachments) + `</p><ul style="margin:0">`)
 		for _, a := range m.Attachments {
 			fmt.Fprintf(&text, "- %s (%s): %s\n", a.Filename, sizeText(a.Size), c.attachmentURL(a))
 			fmt.Fprintf(&h, `<li><a style="color:#1d4ed8" href="%s">%s</a> (%s)</li>`,
@@ -175,17 +229,17 @@ func (c *Channel) mailEmail(m *client.Mail, to, replyTo, inReplyTo string, refs 
 		h.WriteString(`</ul>`)
 	}
 	conv := c.conversationURL(m)
-	fmt.Fprintf(&text, "\n-- \nOpen the conversation: %s\n", conv)
+	fmt.Fprintf(&text, "\n-- \n%s: %s\n", w.openConv, conv)
 	if replyTo != "" {
-		text.WriteString("Reply to this email to answer in the conversation.\n")
+		text.WriteString(w.replyHere + "\n")
 	}
-	fmt.Fprintf(&text, "Choose which emails you get: %s\n", c.accountURL())
+	fmt.Fprintf(&text, "%s: %s\n", w.chooseMails, c.accountURL())
 	fmt.Fprintf(&h, `<hr style="border:none;border-top:1px solid #e2e8f0;margin:16px 0 8px 0">`+
-		`<p style="font-size:12px;color:#64748b;margin:0"><a style="color:#1d4ed8" href="%s">Open the conversation</a>`, html.EscapeString(conv))
+		`<p style="font-size:12px;color:#64748b;margin:0"><a style="color:#1d4ed8" href="%s">%s</a>`, html.EscapeString(conv), html.EscapeString(w.openConv))
 	if replyTo != "" {
-		h.WriteString(` · Reply to this email to answer in the conversation.`)
+		h.WriteString(` · ` + html.EscapeString(w.replyHere))
 	}
-	fmt.Fprintf(&h, ` · <a style="color:#1d4ed8" href="%s">Choose which emails you get</a></p>`, html.EscapeString(c.accountURL()))
+	fmt.Fprintf(&h, ` · <a style="color:#1d4ed8" href="%s">%s</a></p>`, html.EscapeString(c.accountURL()), html.EscapeString(w.chooseMails))
 	e.text, e.html = text.String(), h.String()
 	return e
 }
@@ -203,16 +257,8 @@ func (c *Channel) plainEmail(to, subject, messageID string, paragraphs []string,
 	return e
 }
 
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d bytes", n)
-	}
-}
+// sizeText writes a size as the web page does (gateway.SizeText).
+func sizeText(n int64) string { return gateway.SizeText(n) }
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)

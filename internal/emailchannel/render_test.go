@@ -25,7 +25,7 @@ func TestHeadersCannotBeInjected(t *testing.T) {
 	c := testChannel(t)
 	m := &client.Mail{MailID: "m1", SessionID: "s1", FromName: "claude\r\nBcc: victim@example.com", MailType: client.MailTypeNormal,
 		Subject: "build done\r\nBcc: victim@example.com\n\nfake body 你好", Body: "body", CreatedAt: time.Unix(0, 0)}
-	raw, err := c.encode(c.mailEmail(m, "bob@example.com", "r+abc@agents.test", "", nil))
+	raw, err := c.encode(c.mailEmail(m, "en", "bob@example.com", "r+abc@agents.test", "", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,5 +70,54 @@ func TestMarkdownHTMLIsCleanedAndInlineStyled(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("want %q in:\n%s", want, out)
 		}
+	}
+}
+
+// A permission request's email is in the person's language (issue 18
+// point 2) and leads with what will run (point 7): an English reader
+// reads no Chinese, a Chinese reader the Chinese words.
+func TestPermissionEmailFollowsThePersonsLanguage(t *testing.T) {
+	c := testChannel(t)
+	m := &client.Mail{MailID: "m1", SessionID: "s1", FromName: "claude", MailType: client.MailTypePermissionRequest,
+		Subject: "Permission request: Bash", Body: "May I?", CreatedAt: time.Unix(0, 0),
+		Attachments: []client.Attachment{{AttachmentID: "a1", Filename: "x.log", Size: 2048}},
+		Permission:  &client.Permission{MailID: "m1", AgentName: "claude", Tool: "Bash", ToolSummary: "Bash: rm -rf build/", Question: "May I tidy up?"}}
+	en := c.mailEmail(m, "en", "bob@example.com", "r+abc@agents.test", "", nil)
+	if !strings.HasPrefix(en.text, "claude asks for permission: Bash: rm -rf build/\nReply APPROVE, ALWAYS or DENY") ||
+		en.subject != "[Permission] Permission request: Bash" {
+		t.Errorf("English email: %q\n%s", en.subject, en.text)
+	}
+	for _, part := range []string{en.text, en.html} {
+		for _, r := range part {
+			if r >= 0x4e00 && r <= 0x9fff {
+				t.Fatalf("Chinese in the English email:\n%s", part)
+			}
+		}
+	}
+	zh := c.mailEmail(m, "zh", "bob@example.com", "r+abc@agents.test", "", nil)
+	if !strings.HasPrefix(zh.text, "claude 请求权限：Bash: rm -rf build/\n回复 同意、一直同意 或 拒绝") ||
+		!strings.Contains(zh.text, "打开对话") || !strings.Contains(zh.text, "附件（登录后下载）") || strings.Contains(zh.text, "Open the conversation") {
+		t.Errorf("Chinese email:\n%s", zh.text)
+	}
+}
+
+// The notice of a reply that came too late is in the person's language
+// and names what the request would run.
+func TestLateReplyNoticeFollowsThePersonsLanguage(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	p := &client.Permission{AgentName: "claude", ToolSummary: "Bash: make deploy", Approved: true, DecidedBy: "ann", DecidedAt: &at, Decision: "approve"}
+	en := strings.Join(noticeParagraphs("en", p, false, "https://agentmail.test/inbox/s1"), "\n")
+	if !strings.Contains(en, "The request: claude asks for permission: Bash: make deploy") || !strings.Contains(en, "approved, by ann on 2026-12-02 10:00 UTC") {
+		t.Errorf("English notice:\n%s", en)
+	}
+	for _, r := range en {
+		if r >= 0x4e00 && r <= 0x9fff {
+			t.Fatalf("Chinese in the English notice:\n%s", en)
+		}
+	}
+	zh := strings.Join(noticeParagraphs("zh", p, false, "https://agentmail.test/inbox/s1"), "\n")
+	if !strings.HasPrefix(zh, "你的回复晚于") || !strings.Contains(zh, "claude 请求权限：Bash: make deploy") || !strings.Contains(zh, "已同意，由 ann 于 2026-12-02 10:00 UTC 作出") ||
+		strings.Contains(zh, "The request") {
+		t.Errorf("Chinese notice:\n%s", zh)
 	}
 }

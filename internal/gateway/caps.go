@@ -67,10 +67,10 @@ func (s *Service) checkAttachmentQuota(ctx context.Context, q *store.Q, uploader
 	if (size == 0 && used < quota) || (size > 0 && used+size <= quota) {
 		return nil
 	}
-	msg := fmt.Sprintf("this upload (%d bytes) would take your unsent attachments to %d bytes; the quota is %d bytes of uploads no mail carries yet",
-		size, used+size, quota)
+	msg := fmt.Sprintf("this upload (%s) would take your unsent attachments to %s; the quota is %s of uploads no mail carries yet",
+		SizeText(size), SizeText(used+size), SizeText(quota))
 	if size == 0 {
-		msg = fmt.Sprintf("your unsent attachments already take %d bytes; the quota is %d bytes of uploads no mail carries yet", used, quota)
+		msg = fmt.Sprintf("your unsent attachments already take %s; the quota is %s of uploads no mail carries yet", SizeText(used), SizeText(quota))
 	}
 	return TooLarge("attachment_quota_exceeded", msg,
 		fmt.Sprintf("send the attachments you uploaded in a mail first (unsent ones are removed %d hours after upload), "+

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 )
@@ -83,4 +84,29 @@ func TestMailsForPeopleFollowTheirLanguage(t *testing.T) {
 	_, err = e.svc.Send(e.ctx, e.alice, client.SendMailRequest{To: "bob", Subject: "s", Body: "b",
 		Translations: []client.MailTranslation{{Language: "de", Body: "x"}}})
 	wantCode(t, err, KindInvalid, "")
+}
+
+// A reminder a Chinese person gets from their own schedule is in Chinese;
+// an English person's stays English (issue 18 point 2).
+func TestReminderFollowsThePersonsLanguage(t *testing.T) {
+	e := newServiceEnv(t)
+	if err := e.svc.SetLanguage(e.ctx, e.alice, LangChinese); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Principal{e.alice, e.bob} {
+		if _, err := e.svc.CreateSchedule(e.ctx, p, client.CreateScheduleRequest{Title: "deploy", Body: "check the logs",
+			EventTime: "2026-09-02T11:00:00Z", RemindBeforeMinutes: 10, Recipients: p.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Set(time.Date(2026, 9, 2, 10, 50, 0, 0, time.UTC))
+	if n, err := e.svc.SendDueReminders(e.ctx); err != nil || n != 2 {
+		t.Fatalf("sent %d, %v", n, err)
+	}
+	for p, want := range map[*Principal]string{e.alice: "提醒：deploy", e.bob: "Reminder: deploy"} {
+		inbox, err := e.svc.Read().Inbox(e.ctx, p.Name, "all", 10, "")
+		if err != nil || len(inbox) != 1 || inbox[0].Subject != want {
+			t.Errorf("%s's reminder: %+v, %v; want subject %q", p.Name, inbox, err, want)
+		}
+	}
 }

@@ -202,7 +202,7 @@ func checkContent(spec *sendSpec) error {
 		return Invalid("subject", fmt.Sprintf("subject is longer than %d characters", MaxSubjectRunes), "shorten it; the body has room")
 	}
 	if len(spec.body) > MaxBodyBytes {
-		e := TooLarge("body_too_large", fmt.Sprintf("body is larger than %d bytes", MaxBodyBytes), "send the rest as an attachment")
+		e := TooLarge("body_too_large", "the body is larger than the limit of "+SizeText(MaxBodyBytes), "send the rest as an attachment")
 		e.Field = "body"
 		return e
 	}

@@ -430,7 +430,13 @@ func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.Schedule
 		recips = append(recips, Party{Name: a.Name, Kind: kind, Workspace: a.Path, Role: "to"})
 		addrs = append(addrs, a)
 	}
-	subject := "Reminder: " + row.Title
+	w, _, err := wordsFor(ctx, tx.Q, partyNames(recips)) // persontext.go: the people's language
+	if err != nil {
+		return "", err
+	}
+	// The subject in the readers' language too (issue 18 point 2):
+	// "Reminder: <title>", or "提醒：<title>" for people who all read Chinese.
+	subject := fmt.Sprintf(w.reminder, row.Title)
 	// The session: an alias address (a person's or an agent's) names it; an
 	// agent's address without a session part continues its default session
 	// with the owner; otherwise the reminder opens a new one.
@@ -464,10 +470,6 @@ func (s *Service) sendReminderTx(ctx context.Context, tx *Tx, row store.Schedule
 				from.Workspace = r.Workspace
 			}
 		}
-	}
-	w, _, err := wordsFor(ctx, tx.Q, partyNames(recips)) // persontext.go: the people's language
-	if err != nil {
-		return "", err
 	}
 	body := fmt.Sprintf(w.reminder+"\n\n"+w.when, row.Title, row.EventTime.In(s.Config.ScheduleZone).Format(time.RFC3339))
 	if row.RemindBeforeMinutes > 0 {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -50,7 +49,7 @@ func attachmentsUnavailable() error {
 }
 
 func tooLarge(limit int64) error {
-	return gateway.TooLarge("attachment_too_large", fmt.Sprintf("the attachment is larger than the limit of %d bytes", limit),
+	return gateway.TooLarge("attachment_too_large", "the attachment is larger than the limit of "+gateway.SizeText(limit),
 		"send a smaller file, split it, or ask the admin to raise "+EnvMaxAttachmentBytes)
 }
 

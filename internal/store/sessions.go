@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Alias sources (W-7, D-5): where a session's alias came from, best first.
@@ -456,6 +458,7 @@ type SessionStats struct {
 	LastMailID  string
 	LastFrom    string
 	LastSnippet string
+	LastType    string // the last mail's mail_type
 	RunState    string
 }
 
@@ -475,9 +478,9 @@ func (q *Q) SessionStatsFor(ctx context.Context, sessionID, viewer string) (Sess
 	}
 	st.MailCount += sent
 	var body string
-	err = q.QueryRow(ctx, `SELECT m.mail_id, m.from_name, m.body FROM mails m WHERE m.session_id = ?
+	err = q.QueryRow(ctx, `SELECT m.mail_id, m.from_name, m.body, m.mail_type FROM mails m WHERE m.session_id = ?
 		AND (m.from_name = ? OR EXISTS (SELECT 1 FROM mail_recipients r WHERE r.mail_id = m.mail_id AND r.name = ?))
-		ORDER BY m.mail_id DESC LIMIT 1`, sessionID, viewer, viewer).Scan(&st.LastMailID, &st.LastFrom, &body)
+		ORDER BY m.mail_id DESC LIMIT 1`, sessionID, viewer, viewer).Scan(&st.LastMailID, &st.LastFrom, &body, &st.LastType)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return st, err
 	}
@@ -489,11 +492,21 @@ func (q *Q) SessionStatsFor(ctx context.Context, sessionID, viewer string) (Sess
 	return st, nil
 }
 
-// Snippet answers the first n characters of s with whitespace runs folded.
+// Snippet answers the first n characters of s as plain text: Markdown's
+// markup is dropped (MarkdownToPlain) and whitespace runs are folded into
+// one space, so that a list, card or tree shows "Stage: model" rather than
+// "**Stage:** model" (issue 18 point 10). n counts runes.
 func Snippet(s string, n int) string {
+	// Only the start of a long body can reach the preview.
+	if limit := 8*n + 256; len(s) > limit {
+		for limit > 0 && !utf8.RuneStart(s[limit]) {
+			limit--
+		}
+		s = s[:limit]
+	}
 	out := make([]rune, 0, n)
 	space := false
-	for _, r := range s {
+	for _, r := range MarkdownToPlain(s) {
 		if len(out) >= n {
 			break
 		}
@@ -511,6 +524,71 @@ func Snippet(s string, n int) string {
 		out = out[:len(out)-1]
 	}
 	return string(out)
+}
+
+// MarkdownToPlain drops the Markdown markup that reads as noise in a
+// one-line preview: at the start of a line headings (#), quotes (>), list
+// bullets (-, *, +) and fence lines (```); anywhere strong emphasis and
+// strike-through markers (**, __, ~~), backticks, and a link [text](url),
+// which becomes its text. Single * and _ stay: they are as often part of a
+// name (snake_case, a*b) as emphasis.
+func MarkdownToPlain(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		t := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			continue
+		}
+		t = withoutLineMarkup(t)
+		b.WriteString(plainInline(t))
+	}
+	return b.String()
+}
+
+// withoutLineMarkup drops a heading's #s, quote markers and one list
+// bullet from the start of a line (already trimmed of leading spaces).
+func withoutLineMarkup(t string) string {
+	for strings.HasPrefix(t, ">") {
+		t = strings.TrimLeft(t[1:], " ")
+	}
+	if h := strings.TrimLeft(t, "#"); len(t)-len(h) >= 1 && len(t)-len(h) <= 6 && (h == "" || h[0] == ' ') {
+		return strings.TrimLeft(h, " ")
+	}
+	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
+		return strings.TrimLeft(t[2:], " ")
+	}
+	return t
+}
+
+// plainInline drops inline Markdown markers of one line (see MarkdownToPlain).
+func plainInline(t string) string {
+	var b strings.Builder
+	for i := 0; i < len(t); {
+		switch {
+		case strings.HasPrefix(t[i:], "**"), strings.HasPrefix(t[i:], "__"), strings.HasPrefix(t[i:], "~~"):
+			i += 2
+			continue
+		case t[i] == '`':
+			i++
+			continue
+		case t[i] == '[':
+			// [text](url) → text; anything else stays as written.
+			if end := strings.IndexByte(t[i:], ']'); end > 0 && strings.HasPrefix(t[i+end:], "](") {
+				if close := strings.IndexByte(t[i+end:], ')'); close > 0 {
+					b.WriteString(plainInline(t[i+1 : i+end]))
+					i += end + close + 1
+					continue
+				}
+			}
+		}
+		b.WriteByte(t[i])
+		i++
+	}
+	return b.String()
 }
 
 // prefixed qualifies a comma-separated column list with a table prefix.
