@@ -16,7 +16,7 @@ func mailRoutes() []Route {
 	return []Route{
 		{Method: "GET", Path: p + "/admin/mail/{id}", Auth: AuthAdmin, Summary: "Explicit admin read of any mail", Description: "An admin reads any mail by id; the read is logged. It does not mark the mail read. 404 an unknown mail.", Response: client.Mail{}, Status: 200, Errors: errsRead, Answer: answer((*Server).handleAdminGetMail)},
 		{Method: "POST", Path: p + "/me/mail/send", Auth: AuthPerson, Summary: "Send a mail as the person (round_budget for a new session); a reply conflicting with a permission request's decision is 409", Description: "Sends to one address (name@path.session, docs/API.md); a new session starts with round_budget when given. 400 a bad address or field, 404 an address that resolves to no agent or session, 409 a reply that decides a permission request differently than already decided (or after it expired), 413 a body over the limit.", Request: client.SendMailRequest{}, Response: client.SendMailResponse{}, Status: 200, Errors: []int{400, 401, 403, 404, 409, 413, 500}, Answer: answer((*Server).handleSend)},
-		{Method: "GET", Path: p + "/me/mail/inbox", Auth: AuthPerson, Summary: "The person's inbox, newest first (default status=all, limit=50, no marking)", Description: "Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read. 400 a bad parameter or cursor.", Response: client.MailList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleMeInbox),
+		{Method: "GET", Path: p + "/me/mail/inbox", Auth: AuthPerson, Summary: "The person's inbox, newest first (default status=all, limit=50, no marking)", Description: "Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read, with a user key only: with the session cookie it is 400 mark_read_needs_post (a GET must not change state for a browser; mark with POST /me/mail/read). A HEAD never marks. 400 a bad parameter or cursor.", Response: client.MailList{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleMeInbox),
 			Query: []OpenAPIParam{
 				{Name: "status", Enum: []string{"all", "unread", "read"}, Default: "all"}, queryLimit(personInboxLimit), queryCursor,
 				{Name: "mark_read", Type: "boolean", Default: false, Description: "mark exactly the listed mails read"},
@@ -33,7 +33,7 @@ func mailRoutes() []Route {
 				{Name: "after", Type: "integer", Default: 20, Description: "nodes after the mail"}, queryCursor,
 			}},
 		{Method: "GET", Path: p + "/me/counts", Auth: AuthPerson, Summary: "Unread mails and pending permission requests", Description: "The numbers behind the page's badges.", Response: client.Counts{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleCounts)},
-		{Method: "GET", Path: p + "/mail/inbox", Auth: AuthAgent, Summary: "The agent's inbox (T-1: default unread, 5, marks the listed mails read)", Description: "Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter or cursor.", Response: client.MailList{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleAgentInbox),
+		{Method: "GET", Path: p + "/mail/inbox", Auth: AuthAgent, Summary: "The agent's inbox (T-1: default unread, 5, marks the listed mails read)", Description: "Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks, and a HEAD never marks. 400 a bad parameter or cursor.", Response: client.MailList{}, Status: 200, Errors: errsAgent, Answer: answer((*Server).handleAgentInbox),
 			Query: []OpenAPIParam{
 				{Name: "status", Enum: []string{"unread", "read", "all"}, Default: "unread"}, queryLimit(agentInboxLimit), queryCursor,
 				{Name: "mark_read", Type: "boolean", Default: true, Description: "T-1: marks exactly the listed mails read; never with status=all"},
@@ -84,7 +84,33 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, status string, li
 	if iq.MarkRead, err = queryBool(r, "mark_read", mark); err != nil {
 		return nil, err
 	}
+	if err := checkInboxMarking(r, &iq); err != nil {
+		return nil, err
+	}
 	return s.svc.Inbox(r.Context(), PrincipalOf(r), iq)
+}
+
+// checkInboxMarking keeps a listing from changing state where it must not:
+// a HEAD never marks (its answer carries no mails, so none was seen), and a
+// cookie-authenticated GET is 400 mark_read_needs_post when it asks to mark
+// (mark_read=true), since a page of another site can make a browser send a
+// GET with the SameSite=Lax cookie and no CSRF token; the page marks with
+// POST /me/mail/read. A key (user, agent, turn token) marks as before: no
+// other site can send it.
+// suggestMarkWithPost is the suggestion of a 400 mark_read_needs_post
+// (people read their own words for it, personwords.go).
+const suggestMarkWithPost = `list with mark_read=false, then mark the mails with POST /api/v1/me/mail/read {"mail_ids": [...]} and the X-CSRF-Token header`
+
+func checkInboxMarking(r *http.Request, iq *gateway.InboxQuery) error {
+	if r.Method == http.MethodHead {
+		iq.MarkRead = false
+	}
+	if iq.MarkRead && PrincipalOf(r).AuthKind == gateway.AuthCookie {
+		return gateway.InvalidCode("mark_read_needs_post", "mark_read",
+			"a signed-in browser cannot mark mail read while listing it (mark_read=true on a GET)",
+			suggestMarkWithPost)
+	}
+	return nil
 }
 
 func (s *Server) handleAgentInbox(w http.ResponseWriter, r *http.Request) (*client.MailList, error) {

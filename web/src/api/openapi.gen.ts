@@ -627,7 +627,7 @@ export interface paths {
         };
         /**
          * The agent's inbox (T-1: default unread, 5, marks the listed mails read)
-         * @description Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter or cursor. Caller: an agent (agent key as Bearer).
+         * @description Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks, and a HEAD never marks. 400 a bad parameter or cursor. Caller: an agent (agent key as Bearer).
          */
         get: operations["getMailInbox"];
         put?: never;
@@ -636,7 +636,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: The agent's inbox (T-1: default unread, 5, marks the listed mails read)
-         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks. 400 a bad parameter or cursor. Caller: an agent (agent key as Bearer).
+         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the agent, newest first, paged with next_cursor. By default lists unread mails and marks exactly those listed read (T-1); mark_read=false only looks, and a HEAD never marks. 400 a bad parameter or cursor. Caller: an agent (agent key as Bearer).
          */
         head: operations["headMailInbox"];
         patch?: never;
@@ -1083,7 +1083,7 @@ export interface paths {
         };
         /**
          * The person's inbox, newest first (default status=all, limit=50, no marking)
-         * @description Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read, with a user key only: with the session cookie it is 400 mark_read_needs_post (a GET must not change state for a browser; mark with POST /me/mail/read). A HEAD never marks. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         get: operations["getMeMailInbox"];
         put?: never;
@@ -1092,7 +1092,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: The person's inbox, newest first (default status=all, limit=50, no marking)
-         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description The status and headers the GET of this path answers, without a body. Mails addressed to the person, newest first, paged with next_cursor; mark_read=true marks exactly the listed mails read, with a user key only: with the session cookie it is 400 mark_read_needs_post (a GET must not change state for a browser; mark with POST /me/mail/read). A HEAD never marks. 400 a bad parameter or cursor. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         head: operations["headMeMailInbox"];
         patch?: never;
