@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // SearchQuery selects a page of a mail search (GET /api/v1/me/mail/search
@@ -64,17 +65,42 @@ type ExportQuery struct {
 // (GET /api/v1/me/export). Errors: 400 cursor or limit; 403 all for one who
 // is not an admin.
 func (c *Client) MeExport(ctx context.Context, q ExportQuery) (*ExportPage, error) {
+	return getAs[ExportPage](ctx, c, apiPath("/me/export"), exportValues(q.After, q.Limit, q.All))
+}
+
+// exportValues are the cursor, limit and all parameters of the export routes.
+func exportValues(cursor string, limit int, all bool) url.Values {
 	v := url.Values{}
-	if q.After != "" {
-		v.Set("cursor", q.After)
+	if cursor != "" {
+		v.Set("cursor", cursor)
 	}
-	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
 	}
-	if q.All {
+	if all {
 		v.Set("all", "true")
 	}
-	return getAs[ExportPage](ctx, c, apiPath("/me/export"), v)
+	return v
+}
+
+// ExportSessionsQuery selects a page of GET /api/v1/me/export/sessions:
+// the sessions changed after ChangedAfter (the ChangesAsOf of the previous
+// run), Cursor the NextCursor of the previous page, Limit 0 the gateway's
+// default (200, at most 1000), All (admins only) every session.
+type ExportSessionsQuery struct {
+	ChangedAfter time.Time
+	Cursor       string
+	Limit        int
+	All          bool
+}
+
+// MeExportSessions answers a page of the sessions changed since the last
+// export (GET /api/v1/me/export/sessions). Errors: 400 changed_after,
+// cursor or limit; 403 all for one who is not an admin.
+func (c *Client) MeExportSessions(ctx context.Context, q ExportSessionsQuery) (*ExportSessionPage, error) {
+	v := exportValues(q.Cursor, q.Limit, q.All)
+	v.Set("changed_after", q.ChangedAfter.UTC().Format(time.RFC3339Nano))
+	return getAs[ExportSessionPage](ctx, c, apiPath("/me/export/sessions"), v)
 }
 
 // AdminDownloadAttachment streams any attachment

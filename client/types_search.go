@@ -1,6 +1,9 @@
 package client
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Search orders (GET /api/v1/me/mail/search and /api/v1/mail/search, sort=).
 const (
@@ -63,9 +66,28 @@ func MarkedText(spans []TextSpan, open, close string) string {
 // sessions those mails belong to (participants, aliases and former
 // aliases, dates). NextCursor is the id of the last mail, to pass as
 // after= for the next page (and for the next run of an incremental
-// export); it is empty when no mail is left.
+// export); it is empty when no mail is left. ChangesAsOf is the time to
+// pass as changed_after to GET /me/export/sessions on the next run: the
+// sessions renamed or otherwise changed after it (it lies a minute before
+// the answer, so a change committed while the page was read is answered
+// again rather than missed).
 type ExportPage struct {
-	Mails      []Mail    `json:"mails"`
-	Sessions   []Session `json:"sessions"`
-	NextCursor string    `json:"next_cursor,omitempty"`
+	Mails       []Mail    `json:"mails"`
+	Sessions    []Session `json:"sessions"`
+	NextCursor  string    `json:"next_cursor,omitempty"`
+	ChangesAsOf time.Time `json:"changes_as_of"`
+}
+
+// ExportSessionPage is one page of GET /api/v1/me/export/sessions (issue
+// 21 item 5): the sessions the person takes part in (every session for an
+// admin's all=true) that changed after changed_after in a way an archive
+// shows beyond new mail: a new alias, a new subject, an acknowledgement of
+// one of their mails. Each carries its participants, alias, former
+// aliases, subject and dates, as in ExportPage. Ordered by when they
+// changed; NextCursor continues the listing (empty when none is left).
+// ChangesAsOf is what ExportPage's is, for the run after this one.
+type ExportSessionPage struct {
+	Sessions    []Session `json:"sessions"`
+	NextCursor  string    `json:"next_cursor,omitempty"`
+	ChangesAsOf time.Time `json:"changes_as_of"`
 }

@@ -36,10 +36,18 @@ import (
 // by those lengths, so nothing a mail body holds (even a line that looks
 // like a marker) can break the archive apart.
 
-// exportState is DIR/.agentmail-export.json.
+// exportState is DIR/.agentmail-export.json. Gateway and User tie the
+// directory to the gateway and the person whose mail it holds: a run by
+// anyone else, or against another gateway, is refused, so that one
+// person's export never continues, merges into or overwrites another's.
+// ChangesAsOf is the time to ask the sessions changed since
+// (GET /me/export/sessions) on the next run.
 type exportState struct {
-	Cursor string `json:"cursor"`
-	All    bool   `json:"all"`
+	Gateway     string     `json:"gateway"`
+	User        string     `json:"user"`
+	All         bool       `json:"all"`
+	Cursor      string     `json:"cursor"`
+	ChangesAsOf *time.Time `json:"changes_as_of,omitempty"`
 }
 
 // exportMeta is the JSON of a mail's marker line.
@@ -84,23 +92,30 @@ new since the first (the sessions that got mail). With --git, DIR is a git
 repository and each run that wrote something is one commit of the export's own files
 (sessions/ and .agentmail-export.json; other files are left alone); when the commit
 fails, the next run writes and commits the same mails again. An admin may add --all
-to export every conversation on the gateway.`,
+to export every conversation on the gateway.
+
+DIR belongs to the person who exported into it first, on that gateway: a run by
+anyone else (or against another gateway) is refused, so one person's export never
+takes in or overwrites another's. A new DIR and what the export writes into it can
+be read by you alone (mode 700 and 600); a DIR that other users of this machine may
+change, or that belongs to another user, is refused. A session renamed since the
+last run, or one whose mail was acknowledged, is written again with its new name.`,
 		Example: `  agentmail export --out ~/mail-archive --git`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageErr("export: --out DIR is required")
 			}
-			c, _, err := env.newClient()
+			c, cfg, err := env.newClient()
 			if err != nil {
 				return err
 			}
-			n, sessions, restore, err := runExport(cmd.Context(), c, out, all)
+			n, sessions, restore, err := runExport(cmd.Context(), env, c, cfg.URL, out, all)
 			if err != nil {
 				return err
 			}
 			if useGit {
-				if err := commitExport(cmd.Context(), out, n); err != nil {
+				if err := commitExport(cmd.Context(), out, n, sessions); err != nil {
 					// The next run exports the same mails again (they are
 					// merged, not doubled) and commits them.
 					if rerr := restore(); rerr != nil {
@@ -109,8 +124,10 @@ to export every conversation on the gateway.`,
 					return err
 				}
 			}
-			if n == 0 {
+			if n == 0 && sessions == 0 {
 				env.outf("Nothing new since the last export into %s.\n", out)
+			} else if n == 0 {
+				env.outf("No new mail; updated %s (a new name or subject, or an acknowledgement) in %s.\n", countWords(env.lang(), sessions, "1 session", "%d sessions"), out)
 			} else {
 				l := env.lang()
 				env.outf("Wrote %s in %s into %s.\n", countWords(l, n, "1 new mail", "%d new mails"), countWords(l, sessions, "1 session", "%d sessions"), out)
@@ -125,17 +142,18 @@ to export every conversation on the gateway.`,
 }
 
 // runExport fetches the mails after the stored cursor and rewrites the
-// files of the sessions they belong to; it answers how many mails and
-// sessions it wrote, and restore, which puts the previous export position
+// files of the sessions they belong to and of the sessions changed since
+// the last run; it answers how many mails it wrote and how many sessions
+// (those with new mail, and those whose file changed), and restore, which puts the previous export position
 // back (for a run whose commit failed).
-func runExport(ctx context.Context, c *client.Client, dir string, all bool) (int, int, func() error, error) {
-	n, sessions, prev, err := exportInto(ctx, c, dir, all)
+func runExport(ctx context.Context, env *Env, c *client.Client, gateway, dir string, all bool) (int, int, func() error, error) {
+	n, sessions, prev, err := exportInto(ctx, env, c, gateway, dir, all)
 	statePath := filepath.Join(dir, exportStateFile)
 	restore := func() error {
 		if prev == nil {
 			return os.Remove(statePath)
 		}
-		return os.WriteFile(statePath, prev, 0o644)
+		return writeOwnFile(statePath, prev)
 	}
 	return n, sessions, restore, err
 }
@@ -145,10 +163,19 @@ const exportStateFile = ".agentmail-export.json"
 
 // exportInto is runExport's work; prev is the state file as it was (nil
 // when there was none).
-func exportInto(ctx context.Context, c *client.Client, dir string, all bool) (n, written int, prev []byte, err error) {
-	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o755); err != nil {
+func exportInto(ctx context.Context, env *Env, c *client.Client, gateway, dir string, all bool) (n, written int, prev []byte, err error) {
+	othersRead, err := ensureOwnDir(dir, true)
+	if err != nil {
 		return 0, 0, nil, err
 	}
+	if _, err := ensureOwnDir(filepath.Join(dir, "sessions"), false); err != nil {
+		return 0, 0, nil, err
+	}
+	me, err := c.Me(ctx)
+	if err != nil {
+		return 0, 0, nil, apiErr("export", err)
+	}
+	gateway = strings.TrimRight(gateway, "/")
 	statePath := filepath.Join(dir, exportStateFile)
 	var st exportState
 	if b, err := os.ReadFile(statePath); err == nil {
@@ -156,19 +183,34 @@ func exportInto(ctx context.Context, c *client.Client, dir string, all bool) (n,
 		if err := json.Unmarshal(b, &st); err != nil {
 			return 0, 0, prev, fmt.Errorf("export: %s is not an export state file: %w", statePath, err)
 		}
+		if st.User == "" {
+			return 0, 0, prev, usageErr("export: %s holds an export that does not say whose mail it is; export into a new directory", dir)
+		}
+		if st.User != me.Username || st.Gateway != gateway {
+			return 0, 0, prev, usageErr("export: %s holds the mail of %s from the gateway at %s; you are %s at %s: choose another --out", dir, st.User, st.Gateway, me.Username, gateway)
+		}
 		if st.All != all {
 			return 0, 0, prev, usageErr("export: %s was exported %s; run with the same --all, or choose another --out", dir, map[bool]word{true: "with --all", false: "without --all"}[st.All])
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return 0, 0, prev, err
+	} else if old, _ := filepath.Glob(filepath.Join(dir, "sessions", "*.md")); len(old) > 0 {
+		return 0, 0, prev, usageErr("export: %s holds session files but no export state, so whose they are is unknown; export into a new directory", dir)
 	}
-	st.All = all
+	if othersRead {
+		env.errf("Note: other users of this machine can read %s; run chmod 700 on it to keep your mail to yourself.\n", dir)
+	}
+	st.Gateway, st.User, st.All = gateway, me.Username, all
 	newMails := map[string][]client.Mail{}
 	sessions := map[string]client.Session{}
+	var asOf time.Time
 	for {
 		page, err := c.MeExport(ctx, client.ExportQuery{After: st.Cursor, Limit: 500, All: all})
 		if err != nil {
 			return 0, 0, prev, apiErr("export", err)
+		}
+		if asOf.IsZero() {
+			asOf = page.ChangesAsOf
 		}
 		for _, s := range page.Sessions {
 			sessions[s.SessionID] = s
@@ -182,33 +224,153 @@ func exportInto(ctx context.Context, c *client.Client, dir string, all bool) (n,
 			break
 		}
 	}
+	// The sessions renamed (or whose mail was acknowledged) since the last
+	// run: their files are written again even without new mail.
+	if st.ChangesAsOf != nil {
+		cursor := ""
+		for {
+			page, err := c.MeExportSessions(ctx, client.ExportSessionsQuery{ChangedAfter: *st.ChangesAsOf, Cursor: cursor, Limit: 500, All: all})
+			if err != nil {
+				return 0, 0, prev, apiErr("export", err)
+			}
+			for _, s := range page.Sessions {
+				if _, ok := newMails[s.SessionID]; ok {
+					continue // the mail page's view is as new
+				}
+				if _, err := os.Lstat(sessionFilePath(dir, s.SessionID)); err == nil {
+					sessions[s.SessionID] = s
+					newMails[s.SessionID] = nil
+				}
+			}
+			if cursor = page.NextCursor; cursor == "" {
+				break
+			}
+		}
+	}
 	ids := make([]string, 0, len(newMails))
 	for id := range newMails {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		if err := writeSession(ctx, c, dir, all, sessions[id], newMails[id]); err != nil {
+		changed, err := writeSession(ctx, c, dir, all, sessions[id], newMails[id])
+		if err != nil {
 			return 0, 0, prev, err
 		}
+		if changed || len(newMails[id]) > 0 {
+			written++ // (the same mails again after a failed commit count too)
+		}
+	}
+	if n == 0 && written == 0 && prev != nil {
+		// Nothing written: the state stays as it was (and a --git run
+		// has nothing to commit); the sessions listed as changed are
+		// asked again next time, which finds them as they are.
+		return 0, 0, prev, nil
+	}
+	if !asOf.IsZero() {
+		st.ChangesAsOf = &asOf
 	}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(statePath, append(b, '\n'), 0o644); err != nil {
+	if err := writeOwnFile(statePath, append(b, '\n')); err != nil {
 		return 0, 0, prev, err
 	}
-	return n, len(ids), prev, nil
+	return n, written, prev, nil
+}
+
+// sessionFilePath is where the session's file lies in the export DIR.
+func sessionFilePath(dir, sessionID string) string {
+	return filepath.Join(dir, "sessions", safeName(sessionID)+".md")
+}
+
+// ensureOwnDir makes dir for the caller alone (mode 700, missing parents
+// too) or, when it is there, checks that it is a directory of the caller's
+// that nobody else may change: one of another user, or one that other
+// users may write into (who could swap a session file or plant a link the
+// export would write through), is refused. root says dir is the export
+// directory itself, which may be reached through a symbolic link; the
+// directories inside it must be real ones. It answers whether other users
+// may read dir.
+func ensureOwnDir(dir string, root bool) (othersRead bool, err error) {
+	stat := os.Lstat
+	if root {
+		stat = os.Stat
+	}
+	fi, err := stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return false, err
+		}
+		if fi, err = stat(dir); err != nil {
+			return false, err
+		}
+	} else if err != nil {
+		return false, err
+	}
+	switch {
+	case !fi.IsDir():
+		return false, usageErr("export: %s is not a directory; choose a directory for --out", dir)
+	case ownedByAnotherUser(fi):
+		return false, usageErr("export: %s belongs to another user of this machine; export into a directory of your own", dir)
+	case fi.Mode().Perm()&0o022 != 0:
+		return false, usageErr("export: other users of this machine may change %s (mode %s); run chmod go-w on it, or export into a directory of your own", dir, fi.Mode().Perm().String())
+	}
+	return fi.Mode().Perm()&0o044 != 0, nil
+}
+
+// createOwnTemp creates path+".tmp" for its owner alone (mode 600), as a
+// new file: whatever lay at that name before (a link someone planted
+// included) is removed, never written through. The caller renames it over
+// path once it is complete.
+func createOwnTemp(path string) (*os.File, string, error) {
+	tmp := path + ".tmp"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, "", err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return f, tmp, err
+}
+
+// writeOwnFile replaces path with data, readable by its owner alone.
+func writeOwnFile(path string, data []byte) error {
+	return writeOwnFrom(path, bytes.NewReader(data))
+}
+
+// writeOwnFrom replaces path with what r holds, readable by its owner
+// alone (createOwnTemp, then a rename; nothing is left behind on failure).
+func writeOwnFrom(path string, r io.Reader) error {
+	f, tmp, err := createOwnTemp(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // writeSession merges the new mails into the session's file (mails already
-// there are kept; a permission request still pending is read again, so its
-// decision appears) and downloads the attachments not yet beside it.
-func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s client.Session, mails []client.Mail) error {
-	rel := filepath.Join("sessions", safeName(s.SessionID)+".md")
-	path := filepath.Join(dir, rel)
+// there are kept; a permission request still pending and a mail whose
+// acknowledgements are not all in are read again, so the decision and the
+// acknowledgements appear; every mail takes the session's current alias)
+// and downloads the attachments not yet beside it. It answers whether the
+// file changed (a file with the same content is left alone).
+func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s client.Session, mails []client.Mail) (bool, error) {
+	path := sessionFilePath(dir, s.SessionID)
 	byID := map[string]client.Mail{}
-	if old, err := readSessionFile(path); err == nil {
-		for _, m := range old.Mails {
-			if m.Permission != nil && m.Permission.Status == "pending" {
+	old, err := os.ReadFile(path)
+	if err == nil {
+		prev, err := parseSessionFile(old)
+		if err != nil {
+			return false, fmt.Errorf("export: reading %s: %w", path, err)
+		}
+		for _, m := range prev.Mails {
+			if (m.Permission != nil && m.Permission.Status == "pending") || waitingForAcks(m.Mail) {
 				var fresh *client.Mail
 				if all {
 					fresh, err = c.AdminGetMail(ctx, m.MailID)
@@ -222,18 +384,22 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 			byID[m.MailID] = m.Mail
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("export: reading %s: %w", path, err)
+		return false, fmt.Errorf("export: reading %s: %w", path, err)
 	}
 	for _, m := range mails {
 		byID[m.MailID] = m
 	}
 	list := make([]client.Mail, 0, len(byID))
 	for _, m := range byID {
+		if s.Alias != "" {
+			m.SessionAlias = s.Alias
+		}
 		list = append(list, m)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].MailID < list[j].MailID })
 
 	attDir := safeName(s.SessionID)
+	attDirChecked := false
 	var b bytes.Buffer
 	fm := func(k string, v any) {
 		j, _ := json.Marshal(v)
@@ -260,8 +426,14 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 			name := safeName(a.AttachmentID) + "-" + safeName(a.Filename)
 			fileRel := filepath.ToSlash(filepath.Join(attDir, name))
 			files[a.AttachmentID] = fileRel
+			if !attDirChecked {
+				if _, err := ensureOwnDir(filepath.Join(dir, "sessions", attDir), false); err != nil {
+					return false, err
+				}
+				attDirChecked = true
+			}
 			if err := downloadOnce(ctx, c, all, a.AttachmentID, filepath.Join(dir, "sessions", attDir, name)); err != nil {
-				return err
+				return false, err
 			}
 			fmt.Fprintf(&trailer, "- Attachment: [%s](<%s>) (%d bytes)\n", markdownText(oneLine(a.Filename, 200)), fileRel, a.Size)
 		}
@@ -293,7 +465,7 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 		meta.Body = ""
 		j, err := json.Marshal(meta) // escapes < and >, so "-->" cannot occur in it
 		if err != nil {
-			return err
+			return false, err
 		}
 		b.WriteString(exportMarker)
 		b.Write(j)
@@ -302,11 +474,27 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 		b.WriteString(body)
 		b.WriteString(tr)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
+	if bytes.Equal(b.Bytes(), old) {
+		return false, nil
 	}
-	return os.Rename(tmp, path)
+	return true, writeOwnFile(path, b.Bytes())
+}
+
+// waitingForAcks reports whether m asked for acknowledgements that are not
+// all in yet, as far as the viewer sees them.
+func waitingForAcks(m client.Mail) bool {
+	if !m.AckRequired {
+		return false
+	}
+	if m.Role != "" && m.AckedAt == nil {
+		return true // the viewer's own acknowledgement is owed
+	}
+	for _, a := range m.Acks {
+		if a.AckedAt == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func nonNil(s []string) []string {
@@ -319,11 +507,8 @@ func nonNil(s []string) []string {
 // downloadOnce writes an attachment to path unless it is there already
 // (attachments never change).
 func downloadOnce(ctx context.Context, c *client.Client, all bool, id, path string) error {
-	if _, err := os.Stat(path); err == nil {
+	if _, err := os.Lstat(path); err == nil {
 		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
 	}
 	var rc io.ReadCloser
 	var err error
@@ -336,19 +521,7 @@ func downloadOnce(ctx context.Context, c *client.Client, all bool, id, path stri
 		return apiErr("export: attachment "+id, err)
 	}
 	defer rc.Close()
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, rc); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeOwnFrom(path, rc)
 }
 
 // safeName keeps letters, digits, '.', '-' and '_' of s (others become
@@ -379,7 +552,7 @@ func safeName(s string) string {
 // what the run wrote: the export's own files only (sessions/ and the state
 // file), so that other files of a repository the export lives in, staged or
 // not, stay as they were. Nothing is committed when nothing changed.
-func commitExport(ctx context.Context, dir string, n int) error {
+func commitExport(ctx context.Context, dir string, n, sessions int) error {
 	own := []string{"--", "sessions", exportStateFile}
 	git := func(what string, args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
@@ -405,7 +578,7 @@ func commitExport(ctx context.Context, dir string, n int) error {
 	if name, _ := git("read user.email", "config", "user.email"); strings.TrimSpace(name) == "" {
 		ident = []string{"-c", "user.name=agentmail export", "-c", "user.email=export@agentmail.invalid"}
 	}
-	msg := fmt.Sprintf("agentmail export %s: %s", time.Now().UTC().Format(time.RFC3339), countText(n, "new mail", "new mails"))
+	msg := fmt.Sprintf("agentmail export %s: %s in %s", time.Now().UTC().Format(time.RFC3339), countText(n, "new mail", "new mails"), countText(sessions, "session", "sessions"))
 	_, err = git("commit", append(append(ident, "commit", "-q", "-m", msg), own...)...)
 	return err
 }
@@ -464,6 +637,11 @@ func readSessionFile(path string) (*ExportedSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSessionFile(data)
+}
+
+// parseSessionFile parses the content of one session file.
+func parseSessionFile(data []byte) (*ExportedSession, error) {
 	r := bufio.NewReader(bytes.NewReader(data))
 	line := func() (string, error) {
 		l, err := r.ReadString('\n')

@@ -202,3 +202,169 @@ func TestExportRoundTripOverTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// An export directory belongs to the person who exported into it (issue
+// 21 item 5, over the started binary): what it writes is for its owner
+// alone (directories 700, files 600), another person's run into it is
+// refused and leaves it as it was, a directory others may change or that
+// belongs to another user is refused, a link planted at the name of a
+// file being written is replaced, not written through; and an incremental
+// run follows what changed without new mail: a person's rename of the
+// session, the agent's new title and an acknowledgement rewrite the
+// session's file (front matter and every mail's session alias), and a run
+// after them writes nothing.
+func TestExportBelongsToItsPersonAndFollowsRenames(t *testing.T) {
+	e := coSetup(t)
+	claude, _ := e.agent("claude")
+	dave := (&peopleAndAgents{t: t, ctx: e.ctx, g: e.g, admin: e.admin}).person("dave")
+	att, err := e.carol.MeUploadAttachment(e.ctx, "notes.txt", strings.NewReader("private notes\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "release plan",
+		Body: "the plan", AttachmentIDs: []string{att.AttachmentID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "claude", ReplyTo: first.MailID, Body: "confirm, please", AckRequired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	carolEnv := e.userCLIEnv(e.carol, "carol.json")
+	daveEnv := e.userCLIEnv(dave, "dave.json")
+	out := filepath.Join(t.TempDir(), "archive") // made by the export
+	export := func(env []string, want ...string) string {
+		t.Helper()
+		text, code := e.run(e.repo, env, e.bin, "export", "--out", out, "--git")
+		if code != 0 {
+			t.Fatalf("agentmail export: exit %d\n%s", code, text)
+		}
+		wantContains(t, "agentmail export", text, want...)
+		return text
+	}
+	export(carolEnv, "Wrote 2 new mails in 1 session")
+	sessionFile := filepath.Join(out, "sessions", first.SessionID+".md")
+	for path, want := range map[string]os.FileMode{out: 0o700, filepath.Join(out, "sessions"): 0o700,
+		filepath.Join(out, "sessions", first.SessionID): 0o700, sessionFile: 0o600, filepath.Join(out, ".agentmail-export.json"): 0o600,
+		filepath.Join(out, "sessions", first.SessionID, att.AttachmentID+"-notes.txt"): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", path, got, want)
+		}
+	}
+	snapshot := func() map[string]string {
+		t.Helper()
+		files := map[string]string{}
+		err := filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() || strings.Contains(p, string(filepath.Separator)+".git"+string(filepath.Separator)) {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			files[p] = string(b)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+
+	// dave, with mail of his own, may not continue or overwrite carol's export.
+	if _, err := dave.MeSend(e.ctx, client.SendMailRequest{To: "claude@" + e.repo + ".new", Subject: "dave's", Body: "dave's secret"}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot()
+	text, code := e.run(e.repo, daveEnv, e.bin, "export", "--out", out, "--git")
+	if code == 0 {
+		t.Fatalf("dave's export into carol's directory succeeded:\n%s", text)
+	}
+	wantContains(t, "dave's refused export", text, "holds the mail of carol", "you are dave", "choose another --out")
+	if after := snapshot(); len(after) != len(before) {
+		t.Fatalf("dave's refused run changed the files: %d before, %d after", len(before), len(after))
+	} else {
+		for p, b := range before {
+			if after[p] != b {
+				t.Errorf("dave's refused run changed %s", p)
+			}
+		}
+	}
+	// A directory others may write into is refused; so is one of another user.
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if text, code := e.run(e.repo, daveEnv, e.bin, "export", "--out", shared); code == 0 || !strings.Contains(text, "chmod go-w") {
+		t.Errorf("an export into a directory anyone may change: exit %d\n%s", code, text)
+	}
+	if os.Geteuid() == 0 {
+		foreign := filepath.Join(t.TempDir(), "foreign")
+		if err := os.Mkdir(foreign, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(foreign, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if text, code := e.run(e.repo, daveEnv, e.bin, "export", "--out", foreign); code == 0 || !strings.Contains(text, "belongs to another user") {
+			t.Errorf("an export into another user's directory: exit %d\n%s", code, text)
+		}
+	}
+
+	// The person renames the session, the agent gives it a new title and
+	// acknowledges: no new mail, and the next run rewrites the session.
+	newAlias := "launch-plan"
+	renamed, err := e.carol.MeUpdateSession(e.ctx, first.SessionID, client.UpdateSessionRequest{Alias: &newAlias})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claude.SyncSession(e.ctx, first.SessionID, client.SyncSessionRequest{Title: "Launch plan for Friday"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claude.AckMail(e.ctx, ask.MailID); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever lies at the name of the file being written is not written through.
+	victim := filepath.Join(t.TempDir(), "victim.txt")
+	if err := os.WriteFile(victim, []byte("untouched\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, sessionFile+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	export(carolEnv, "No new mail; updated 1 session")
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "untouched\n" {
+		t.Errorf("the planted link's target after the export: %q, %v", b, err)
+	}
+	sessions, err := cli.ReadExport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions in carol's export, want 1", len(sessions))
+	}
+	s := sessions[0]
+	if s.Session.Alias != renamed.Alias || s.Session.Subject != "Launch plan for Friday" || !strings.Contains(strings.Join(s.Session.FormerAliases, ","), first.SessionAlias) {
+		t.Errorf("the session after the rename: alias %q (want %q), subject %q, former %q (want %q among them)",
+			s.Session.Alias, renamed.Alias, s.Session.Subject, s.Session.FormerAliases, first.SessionAlias)
+	}
+	for _, m := range s.Mails {
+		if m.SessionAlias != renamed.Alias {
+			t.Errorf("mail %s still names the session %q", m.MailID, m.SessionAlias)
+		}
+		if m.MailID == ask.MailID && (len(m.Acks) != 1 || m.Acks[0].Name != "claude" || m.Acks[0].AckedAt == nil) {
+			t.Errorf("the acknowledgement in the export: %+v", m.Acks)
+		}
+		if strings.Contains(m.Body, "dave's secret") {
+			t.Errorf("dave's mail is in carol's export")
+		}
+	}
+	if n, _ := e.run(out, nil, "git", "rev-list", "--count", "HEAD"); strings.TrimSpace(n) != "2" {
+		t.Errorf("commits after the run that followed the rename: %s", n)
+	}
+	export(carolEnv, "Nothing new")
+}

@@ -175,6 +175,13 @@ func (s *Service) AckMail(ctx context.Context, p *Principal, id string) (*client
 		if err != nil {
 			return err
 		}
+		if first {
+			// An archive shows the acknowledgements (agentmail export
+			// rewrites the sessions changed since its last run).
+			if err := tx.MarkSessionChanged(ctx, v.SessionID, tx.Now); err != nil {
+				return err
+			}
+		}
 		out = &client.AckResponse{MailID: v.MailID, AckedAt: *row.AckedAt, Already: !first}
 		return nil
 	})

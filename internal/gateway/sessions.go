@@ -270,7 +270,7 @@ func (s *Service) SyncSession(ctx context.Context, p *Principal, id string, req 
 		changed := false
 		if title := strings.TrimSpace(req.Title); title != "" && !address.IsPlaceholder(title) && title != row.Subject {
 			row.Subject = truncateRunes(firstLine(title), 200)
-			if err := tx.SetSessionSubject(ctx, row.SessionID, row.Subject); err != nil {
+			if err := tx.SetSessionSubject(ctx, row.SessionID, row.Subject, tx.Now); err != nil {
 				return err
 			}
 			changed = true

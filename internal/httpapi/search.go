@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
@@ -35,20 +36,52 @@ func searchRoutes() []Route {
 				{Name: "limit", Type: "integer", Default: gateway.ExportDefaultLimit, Description: "at most this many mails (1..1000)"},
 				{Name: "all", Type: "boolean", Default: false, Description: "every mail (admins only)"}},
 			Response: client.ExportPage{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleExport)},
+		{Method: "GET", Path: Prefix + "/me/export/sessions", Auth: AuthPerson,
+			Summary:     "The sessions renamed or otherwise changed since the last export (agentmail export)",
+			Description: "The sessions the person takes part in (all=true: every session, admins only) whose alias or subject changed, or one of whose mails was acknowledged, after changed_after (the changes_as_of of the previous run), in the order they changed, with participants, aliases, former aliases and dates, so that an incremental export rewrites them. 400 a bad changed_after, cursor or limit, 403 all=true without the admin role.",
+			Query: []OpenAPIParam{{Name: "changed_after", Required: true, Description: "an RFC 3339 time: the changes_as_of of the previous run's answers"},
+				{Name: "cursor", Description: "the next_cursor of the previous page"},
+				{Name: "limit", Type: "integer", Default: gateway.ExportDefaultLimit, Description: "at most this many sessions (1..1000)"},
+				{Name: "all", Type: "boolean", Default: false, Description: "every session (admins only)"}},
+			Response: client.ExportSessionPage{}, Status: 200, Errors: errsPerson, Answer: answer((*Server).handleExportSessions)},
 	}
+}
+
+// handleExportSessions serves GET /me/export/sessions?changed_after=&cursor=&limit=&all=
+// (gateway.ExportSessions).
+func (s *Server) handleExportSessions(w http.ResponseWriter, r *http.Request) (*client.ExportSessionPage, error) {
+	limit, all, err := exportPaging(r)
+	if err != nil {
+		return nil, err
+	}
+	after, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("changed_after"))
+	if err != nil {
+		return nil, gateway.Invalid("changed_after", "changed_after must be an RFC 3339 time",
+			"pass the changes_as_of of the previous export's answers, e.g. 2026-12-01T10:00:00Z")
+	}
+	return s.svc.ExportSessions(r.Context(), PrincipalOf(r), all, after, r.URL.Query().Get("cursor"), limit)
+}
+
+// exportPaging reads the limit= and all= parameters of the export routes.
+func exportPaging(r *http.Request) (int, bool, error) {
+	limit, err := queryInt(r, "limit", gateway.ExportDefaultLimit, 1, gateway.ExportMaxLimit)
+	if err != nil {
+		return 0, false, err
+	}
+	all := r.URL.Query().Get("all")
+	if all != "" && all != "true" && all != "false" {
+		return 0, false, gateway.Invalid("all", "all must be true or false", "send all=true or leave it out")
+	}
+	return limit, all == "true", nil
 }
 
 // handleExport serves GET /me/export?cursor=&limit=&all= (gateway.Export).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) (*client.ExportPage, error) {
-	limit, err := queryInt(r, "limit", gateway.ExportDefaultLimit, 1, gateway.ExportMaxLimit)
+	limit, all, err := exportPaging(r)
 	if err != nil {
 		return nil, err
 	}
-	all := r.URL.Query().Get("all")
-	if all != "" && all != "true" && all != "false" {
-		return nil, gateway.Invalid("all", "all must be true or false", "send all=true or leave it out")
-	}
-	return s.svc.Export(r.Context(), PrincipalOf(r), all == "true", r.URL.Query().Get("cursor"), limit)
+	return s.svc.Export(r.Context(), PrincipalOf(r), all, r.URL.Query().Get("cursor"), limit)
 }
 
 // handleSearch serves GET /me/mail/search and /mail/search

@@ -368,7 +368,7 @@ func TestQueriesSessions(t *testing.T) {
 			}
 		}
 		must(t, q.SetSessionAlias(ctx, id, "leak", store.AliasManual))
-		must(t, q.SetSessionSubject(ctx, id, "The leak"))
+		must(t, q.SetSessionSubject(ctx, id, "The leak", time.Now()))
 		must(t, q.SetSessionBudget(ctx, id, 5, 1))
 		must(t, q.SetPlatformSessionID(ctx, id, "plat-9"))
 		// Joining again moves last activity and fills an empty path only.

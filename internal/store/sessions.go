@@ -168,9 +168,10 @@ func (q *Q) SetSessionAlias(ctx context.Context, id, alias, source string) error
 
 // RenameSession gives the session id the alias to (with its source) in
 // place of from, keeping from as a former alias replaced at at; to stops
-// being a former alias of the session if it was one. The caller has made
-// sure no other session has or had to (AliasTaken). from == to only
-// changes the source.
+// being a former alias of the session if it was one, and the session's
+// changed_at becomes at (ChangedSessions). The caller has made sure no
+// other session has or had to (AliasTaken). from == to only changes the
+// source.
 func (q *Q) RenameSession(ctx context.Context, id, from, to, source string, at time.Time) error {
 	if from != to {
 		if _, err := q.Exec(ctx, `DELETE FROM session_former_aliases WHERE alias = ? AND session_id = ?`, to, id); err != nil {
@@ -178,6 +179,9 @@ func (q *Q) RenameSession(ctx context.Context, id, from, to, source string, at t
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO session_former_aliases (alias, session_id, replaced_at) VALUES (?, ?, ?)`,
 			from, id, Millis(at)); err != nil {
+			return err
+		}
+		if err := q.MarkSessionChanged(ctx, id, at); err != nil {
 			return err
 		}
 	}
@@ -227,10 +231,59 @@ func (q *Q) FirstTurnEnded(ctx context.Context, sessionID, agent, endRelay, endM
 	return n > 1, nil
 }
 
-// SetSessionSubject writes the session's subject (title).
-func (q *Q) SetSessionSubject(ctx context.Context, id, subject string) error {
-	_, err := q.Exec(ctx, `UPDATE mail_sessions SET subject = ? WHERE session_id = ?`, subject, id)
+// SetSessionSubject writes the session's subject (title), changed at at
+// (the session's changed_at, ChangedSessions).
+func (q *Q) SetSessionSubject(ctx context.Context, id, subject string, at time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET subject = ?, changed_at = ? WHERE session_id = ?`, subject, Millis(at), id)
 	return err
+}
+
+// MarkSessionChanged sets the session's changed_at to at: something an
+// archive shows of it other than a new mail changed (a rename, a new
+// subject, an acknowledgement of one of its mails; migration 0051).
+func (q *Q) MarkSessionChanged(ctx context.Context, id string, at time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET changed_at = ? WHERE session_id = ? AND changed_at < ?`, Millis(at), id, Millis(at))
+	return err
+}
+
+// ChangedSessions answers at most limit sessions whose changed_at is after
+// the unix millisecond afterMillis, ordered by (changed_at, session_id)
+// and continuing after the pair (cursorMillis, cursorID) when cursorID is
+// not "": those viewer takes part in, or every session when viewer is ""
+// (an admin's export). Each row comes with its changed_at in milliseconds.
+func (q *Q) ChangedSessions(ctx context.Context, viewer string, afterMillis, cursorMillis int64, cursorID string, limit int) ([]SessionRow, []int64, error) {
+	where := `s.changed_at > ?`
+	args := []any{afterMillis}
+	if cursorID != "" {
+		where += ` AND (s.changed_at > ? OR (s.changed_at = ? AND s.session_id > ?))`
+		args = append(args, cursorMillis, cursorMillis, cursorID)
+	}
+	from := `mail_sessions s`
+	if viewer != "" {
+		from += ` JOIN session_participants p ON p.session_id = s.session_id AND p.name = ?`
+		args = append([]any{viewer}, args...)
+	}
+	args = append(args, limit)
+	rows, err := q.Query(ctx, `SELECT `+prefixed("s.", sessionCols)+`, s.changed_at FROM `+from+` WHERE `+where+
+		` ORDER BY s.changed_at, s.session_id LIMIT ?`, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var out []SessionRow
+	var at []int64
+	for rows.Next() {
+		var s SessionRow
+		var c, l, ch int64
+		if err := rows.Scan(&s.SessionID, &s.Alias, &s.AliasSource, &s.Subject, &s.AgentName, &s.Workspace, &s.BudgetMax,
+			&s.UsedRounds, &s.PlatformSessionID, &s.CreatedBy, &s.CreatedByKind, &c, &l, &s.OriginSessionID, &ch); err != nil {
+			return nil, nil, err
+		}
+		s.CreatedAt, s.LastActivity = FromMillis(c), FromMillis(l)
+		out = append(out, s)
+		at = append(at, ch)
+	}
+	return out, at, rows.Err()
 }
 
 // SetSessionBudget writes budget_max and used_rounds.

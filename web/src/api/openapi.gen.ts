@@ -982,6 +982,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/export/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sessions renamed or otherwise changed since the last export (agentmail export)
+         * @description The sessions the person takes part in (all=true: every session, admins only) whose alias or subject changed, or one of whose mails was acknowledged, after changed_after (the changes_as_of of the previous run), in the order they changed, with participants, aliases, former aliases and dates, so that an incremental export rewrites them. 400 a bad changed_after, cursor or limit, 403 all=true without the admin role. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        get: operations["getMeExportSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of: The sessions renamed or otherwise changed since the last export (agentmail export)
+         * @description The status and headers the GET of this path answers, without a body. The sessions the person takes part in (all=true: every session, admins only) whose alias or subject changed, or one of whose mails was acknowledged, after changed_after (the changes_as_of of the previous run), in the order they changed, with participants, aliases, former aliases and dates, so that an incremental export rewrites them. 400 a bad changed_after, cursor or limit, 403 all=true without the admin role. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         */
+        head: operations["headMeExportSessions"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/grants": {
         parameters: {
             query?: never;
@@ -2264,7 +2288,15 @@ export interface components {
             suggestion?: string;
         };
         ExportPage: {
+            /** Format: date-time */
+            changes_as_of: string;
             mails: components["schemas"]["Mail"][];
+            next_cursor?: string;
+            sessions: components["schemas"]["Session"][];
+        };
+        ExportSessionPage: {
+            /** Format: date-time */
+            changes_as_of: string;
             next_cursor?: string;
             sessions: components["schemas"]["Session"][];
         };
@@ -8058,6 +8090,142 @@ export interface operations {
                 /** @description at most this many mails (1..1000) */
                 limit?: number;
                 /** @description every mail (admins only) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getMeExportSessions: {
+        parameters: {
+            query: {
+                /** @description an RFC 3339 time: the changes_as_of of the previous run's answers */
+                changed_after: string;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description at most this many sessions (1..1000) */
+                limit?: number;
+                /** @description every session (admins only) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportSessionPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description any other error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    headMeExportSessions: {
+        parameters: {
+            query: {
+                /** @description an RFC 3339 time: the changes_as_of of the previous run's answers */
+                changed_after: string;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+                /** @description at most this many sessions (1..1000) */
+                limit?: number;
+                /** @description every session (admins only) */
                 all?: boolean;
             };
             header?: never;
