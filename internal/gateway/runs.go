@@ -55,8 +55,10 @@ func checkRunText(field, v string, max int) error {
 // max_turns; tool_calls, last_tool (at most 200 characters),
 // last_tool_input (200) and last_activity_at are the live progress;
 // stop_reason "stopped" needs stopped_by, a person taking part in the
-// session (the one who asked, when the stop came through the API, whose
-// name stands), and quiescence "proven" or "unproven"; a
+// session who asked for the stop: when the stop came through the API, the
+// one who asked, whose name stands whatever the report says; otherwise a
+// person whose stop mail the agent received in the conversation after the
+// run's mail (sentStopMail), else 400 stopped_by. Quiescence is "proven" or "unproven"; a
 // transcript_attachment_id must name an attachment the agent uploaded
 // (400 otherwise). A stopped run's reservations end with it
 // (ReleaseReservationsOfRun); once a stop was asked (stopped_by known),
@@ -128,6 +130,24 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 			}
 			if !ok {
 				return Invalid("stopped_by", "stopped_by names no person taking part in the session", "name the person who asked to stop the run")
+			}
+			// No stop was recorded through the API: the name must be that
+			// of a person whose stop mail this agent received in the
+			// conversation after the run's mail, or the agent could
+			// name anyone as having stopped the run and closed its
+			// permission requests (trust boundary).
+			runMail := req.MailID
+			if oldErr == nil && old.MailID != "" {
+				runMail = old.MailID
+			}
+			asked, err := sentStopMail(ctx, tx.Q, p.Name, stoppedBy, req.SessionID, runMail)
+			if err != nil {
+				return err
+			}
+			if !asked {
+				return Invalid("stopped_by", "stopped_by names a person who did not ask to stop this run: the gateway has no stop of theirs "+
+					"(POST /api/v1/me/runs/{run_id}/stop) and no stop mail from them in this conversation since the run's mail",
+					"send stopped_by only for a stop the gateway delivered (a run_stop event, or a new_mail event with stop_word)")
 			}
 		}
 		if req.StopReason == client.StopReasonStopped && stoppedBy == "" {
@@ -201,6 +221,23 @@ func (s *Service) SessionRuns(ctx context.Context, p *Principal, sessionID strin
 		return nil, err
 	}
 	return runList(rows), nil
+}
+
+// sentStopMail reports whether person sent agent a stop mail (IsStopWord)
+// in the session or in one delegated from it, after the mail afterMailID
+// ("" for any): the recorded stop a run's report may name when no stop was
+// asked through the API.
+func sentStopMail(ctx context.Context, q *store.Q, agent, person, sessionID, afterMailID string) (bool, error) {
+	bodies, err := q.StopMailBodies(ctx, agent, person, sessionID, afterMailID)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range bodies {
+		if IsStopWord(b) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // personTakesPart reports whether name is a person taking part in the

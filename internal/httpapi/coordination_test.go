@@ -353,6 +353,10 @@ func TestReservationsEndWithTheStoppedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stream.Close()
+	// carol's stop mail is what the report's stopped_by rests on.
+	if _, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo, ReplyTo: sent.MailID, Subject: "re", Body: "stop"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := alpha.PutRun(e.ctx(), client.Run{RunID: "run-1", SessionID: sent.SessionID, MailID: sent.MailID, State: client.RunFinished, StopReason: "stopped", StoppedBy: "carol", Quiescence: client.QuiescenceProven}); err != nil {
 		t.Fatal(err)
 	}

@@ -208,3 +208,56 @@ func TestRunTranscriptIsReadInTheSession(t *testing.T) {
 		t.Errorf("unsent attachments to sweep = %+v, %v; want none: the run names it", old, err)
 	}
 }
+
+// The stopped_by of a stop report is the gateway's record, not the agent's
+// word: without a stop through the API, the name must be that of a person
+// whose stop mail the agent received in the conversation after the run's
+// mail. Naming another person of the session, or leaning on a stop mail
+// from before the run, is refused, and nothing of the run changes.
+func TestAStopReportNamesOnlyAPersonWhoAskedToStop(t *testing.T) {
+	e := newEnv(t)
+	alpha := coAgent(e, "alpha")
+	carol := e.person("carol")
+	e.person("dave")
+	sent, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo + ".new", Cc: "dave", Subject: "work", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := client.Run{RunID: "run-s", SessionID: sent.SessionID, MailID: sent.MailID, State: client.RunRunning}
+	if _, err := alpha.PutRun(e.ctx(), run); err != nil {
+		t.Fatal(err)
+	}
+	stopped := run
+	stopped.State, stopped.StopReason, stopped.Quiescence = client.RunFinished, client.StopReasonStopped, client.QuiescenceProven
+	for _, who := range []string{"dave", "carol"} {
+		stopped.StoppedBy = who
+		_, err = alpha.PutRun(e.ctx(), stopped)
+		wantStatus(t, err, 400, "")
+	}
+	reply := func(body string) *client.SendMailResponse {
+		t.Helper()
+		r, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo, ReplyTo: sent.MailID, Subject: "re", Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	reply(" STOP ")
+	stopped.StoppedBy = "dave" // carol asked, not dave
+	_, err = alpha.PutRun(e.ctx(), stopped)
+	wantStatus(t, err, 400, "")
+	if rs, err := carol.MeSessionRuns(e.ctx(), sent.SessionID); err != nil || len(rs.Runs) != 1 || rs.Runs[0].State != client.RunRunning || rs.Runs[0].StoppedBy != "" {
+		t.Fatalf("after refused reports the run is %+v, %v; want it running, stopped by nobody", rs, err)
+	}
+	stopped.StoppedBy = "carol"
+	if got, err := alpha.PutRun(e.ctx(), stopped); err != nil || got.StoppedBy != "carol" {
+		t.Fatalf("report stopped by carol after her stop mail = %+v, %v", got, err)
+	}
+
+	// A later run: carol's stop mail came before its mail, so it does not count.
+	next := reply("more work")
+	later := client.Run{RunID: "run-s2", SessionID: sent.SessionID, MailID: next.MailID, State: client.RunFinished,
+		StopReason: client.StopReasonStopped, Quiescence: client.QuiescenceProven, StoppedBy: "carol"}
+	_, err = alpha.PutRun(e.ctx(), later)
+	wantStatus(t, err, 400, "")
+}

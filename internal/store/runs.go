@@ -118,6 +118,33 @@ func (q *Q) RunningRunOf(ctx context.Context, sessionID, agent string) (string, 
 	return id, err
 }
 
+// StopMailBodies answers the bodies (of at most 32 characters, newest
+// first, at most 50) of the mails person sent to agent in the session or in
+// a session delegated from it, newer than afterMailID ("" for any): where
+// the gateway finds the stop mail a run's stop report names (the caller
+// tests each body for the stop word).
+func (q *Q) StopMailBodies(ctx context.Context, agent, person, sessionID, afterMailID string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT m.body FROM mails m
+		JOIN mail_recipients r ON r.mail_id = m.mail_id AND r.name = ? AND r.kind = 'agent'
+		JOIN mail_sessions s ON s.session_id = m.session_id
+		WHERE m.from_name = ? AND m.from_kind = 'person' AND (m.session_id = ? OR s.origin_session_id = ?)
+		AND m.mail_id > ? AND LENGTH(m.body) <= 32
+		ORDER BY m.mail_id DESC LIMIT 50`, agent, person, sessionID, sessionID, afterMailID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
 // RequestRunStop records a person's stop request on a run (issue 16):
 // stop_requested_at and stopped_by, unless a request was recorded already
 // (the first one stands). It answers whether this call recorded it.
