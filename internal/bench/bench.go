@@ -448,7 +448,11 @@ func (b *runner) measure(ctx context.Context, kind string, n int) (loopResult, e
 		stats = store.TraceStatements()
 		defer store.StopTracingStatements()
 	}
-	r, err := runLoop(senders, b.cfg.Warmup, b.cfg.SendDuration)
+	cpu := processCPU
+	if kind == kindPeer {
+		cpu = func() time.Duration { return processCPU() + b.peer.cpu() }
+	}
+	r, err := runLoop(senders, b.cfg.Warmup, b.cfg.SendDuration, cpu)
 	if err != nil {
 		return r, fmt.Errorf("%s sends, %d senders: %w", kind, n, err)
 	}
@@ -527,6 +531,8 @@ func (b *runner) sendPhase(ctx context.Context, rep *Report) error {
 		rep.Rows = append(rep.Rows,
 			Row{fmt.Sprintf("mailpit POST /api/v1/send per second, %d concurrent senders, same loop", n), fmt.Sprintf("%.0f", p.Rate()), "–"},
 			Row{"mailpit send latency p50 / p99", fmt.Sprintf("%s / %s", ms(p.P(50)), ms(p.P(99))), "–"},
+			Row{"process CPU per mail sent, mailpit (its server process and the load generator together)",
+				fmt.Sprintf("%.0f µs", float64(p.CPUPerMail().Nanoseconds())/1000), "–"},
 			Row{"ratio to mailpit, agent sends / person sends", fmt.Sprintf("%.2f× / %.2f×",
 				med[kindAgent].Rate()/p.Rate(), med[kindPerson].Rate()/p.Rate()), "≥ 2.8×"})
 	}

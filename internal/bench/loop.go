@@ -13,7 +13,10 @@ type loopResult struct {
 	Mails   int             // answered sends in the measured window
 	Window  time.Duration   // the measured window
 	Lat     []time.Duration // latency of each measured send, sorted
-	CPU     time.Duration   // process CPU time during the measured window
+	// CPU is the process CPU time during the measured window: this
+	// process's (the gateway and the load generator), and for the peer
+	// this process's and the peer server's together.
+	CPU time.Duration
 }
 
 // Rate answers mails per second.
@@ -31,14 +34,16 @@ func (r loopResult) CPUPerMail() time.Duration {
 // agent and person sends and the peer's): each sender goroutine sends on
 // its own keep-alive connection, the next request as soon as the answer
 // is read, for warmup and then window; only sends started inside the
-// window are counted and timed. Every answer must have status 200.
-func runLoop(senders []*rawSender, warmup, window time.Duration) (loopResult, error) {
+// window are counted and timed. Every answer must have status 200. cpu
+// answers the CPU time used so far by the processes measured (this one,
+// and for the peer its server process too).
+func runLoop(senders []*rawSender, warmup, window time.Duration, cpu func() time.Duration) (loopResult, error) {
 	warm := time.Now().Add(warmup)
 	stop := warm.Add(window)
 	cpuAtWarm := make(chan time.Duration, 1)
 	go func() {
 		time.Sleep(time.Until(warm))
-		cpuAtWarm <- processCPU()
+		cpuAtWarm <- cpu()
 	}()
 	lat := make([][]time.Duration, len(senders))
 	errs := make(chan error, len(senders))
@@ -68,12 +73,12 @@ func runLoop(senders []*rawSender, warmup, window time.Duration) (loopResult, er
 	}
 	wg.Wait()
 	close(errs)
-	cpu := processCPU() - <-cpuAtWarm
+	used := cpu() - <-cpuAtWarm
 	if err := <-errs; err != nil {
 		return loopResult{}, err
 	}
 	all := merge(lat)
-	return loopResult{Senders: len(senders), Mails: len(all), Window: window, Lat: all, CPU: cpu}, nil
+	return loopResult{Senders: len(senders), Mails: len(all), Window: window, Lat: all, CPU: used}, nil
 }
 
 // closeAll closes the senders' connections.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -109,4 +110,38 @@ func mailpitSenders(m *mailpit, n int, body string) ([]*rawSender, error) {
 		out[i] = rs
 	}
 	return out, nil
+}
+
+// clockTicks is the unit of the CPU times in /proc/PID/stat (USER_HZ,
+// 100 on Linux for every architecture Go supports there).
+const clockTicks = 100
+
+// cpu answers the user and system CPU time the mailpit process has used so
+// far (all its threads, from /proc/PID/stat, in 10 ms ticks), or 0 where
+// that file cannot be read.
+func (m *mailpit) cpu() time.Duration {
+	if m.cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(m.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	s := string(b)
+	end := strings.LastIndexByte(s, ')')
+	if end < 0 {
+		return 0
+	}
+	f := strings.Fields(s[end+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	user, err1 := strconv.ParseInt(f[11], 10, 64)
+	sys, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(user+sys) * time.Second / clockTicks
 }
