@@ -38,6 +38,7 @@ func (q *Q) InsertEvent(ctx context.Context, recipient, typ string, data []byte,
 	}
 	if err == nil {
 		q.appended++
+		q.lastEvent = max(q.lastEvent, id)
 	}
 	return id, err
 }
@@ -129,7 +130,7 @@ func (c *EventCursor) Waiting() bool { return c.gapAt != 0 }
 // may be handed out (see EventCursor), and moves c past them.
 func (s *Store) NextEvents(ctx context.Context, c *EventCursor, limit int) ([]EventRow, error) {
 	if s.dialect.Name() != "postgres" {
-		evs, err := s.Read().EventsAfter(ctx, c.Last, limit)
+		evs, err := s.sqliteEventsAfter(ctx, c.Last, limit)
 		if len(evs) > 0 {
 			c.Last = evs[len(evs)-1].ID
 		}
@@ -147,6 +148,21 @@ func (s *Store) NextEvents(ctx context.Context, c *EventCursor, limit int) ([]Ev
 		}
 	}
 	return out, nil
+}
+
+// sqliteEventsAfter is EventsAfter on SQLite, up to the durable watermark
+// when the WAL is flushed beside the writer (walsync.go): an event whose
+// commit is not yet on disk is handed out after its fsync.
+func (s *Store) sqliteEventsAfter(ctx context.Context, after int64, limit int) ([]EventRow, error) {
+	if s.wsync == nil {
+		return s.Read().EventsAfter(ctx, after, limit)
+	}
+	upTo := s.wsync.durableEvent()
+	if upTo <= after {
+		return nil, nil
+	}
+	return s.Read().eventRows(ctx, `SELECT event_id, recipient, type, data, created_at FROM events
+		WHERE event_id > ? AND event_id <= ? ORDER BY event_id LIMIT ?`, after, upTo, limit)
 }
 
 // newTransactionID takes a transaction id (in a transaction of its own,
@@ -207,7 +223,11 @@ func (c *EventCursor) take(evs []EventRow, xmin int64) (out []EventRow, newGap b
 // commits after it. It waits at most until ctx ends.
 func (s *Store) SafeEventStart(ctx context.Context) (int64, error) {
 	if s.dialect.Name() != "postgres" {
-		return s.Read().MaxEventID(ctx)
+		last, err := s.Read().MaxEventID(ctx)
+		if s.wsync != nil {
+			last = min(last, s.wsync.durableEvent())
+		}
+		return last, err
 	}
 	newest, err := s.Read().MaxEventID(ctx)
 	if err != nil {

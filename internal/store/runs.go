@@ -175,7 +175,7 @@ func (q *Q) PersonRuns(ctx context.Context, person string, active bool, limit in
 }
 
 // scanRuns reads every row of a run query and closes it.
-func scanRuns(rows *sql.Rows) ([]RunRow, error) {
+func scanRuns(rows *Rows) ([]RunRow, error) {
 	defer rows.Close()
 	var out []RunRow
 	for rows.Next() {

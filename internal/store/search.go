@@ -32,11 +32,18 @@ func (q *Q) IndexMail(ctx context.Context, mailID string, createdAt time.Time, d
 			mailID, Millis(createdAt), d.TSVector())
 		return err
 	}
-	if _, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at) VALUES (?, ?)`, mailID, Millis(createdAt)); err != nil {
+	res, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at) VALUES (?, ?)`, mailID, Millis(createdAt))
+	if err != nil {
 		return err
 	}
 	subject, body, sender, head, facets := d.FTSColumns()
-	_, err := q.Exec(ctx, `INSERT INTO mail_fts (rowid, subject, body, sender, head, facets) VALUES (last_insert_rowid(), ?, ?, ?, ?, ?)`,
+	if q.ftsLater {
+		// The batch writes it before its commit (ftsbatch.go).
+		docID, err := res.LastInsertId()
+		q.ftsRows = append(q.ftsRows, ftsRow{docID: docID, cols: [5]string{subject, body, sender, head, facets}})
+		return err
+	}
+	_, err = q.Exec(ctx, `INSERT INTO mail_fts (rowid, subject, body, sender, head, facets) VALUES (last_insert_rowid(), ?, ?, ?, ?, ?)`,
 		subject, body, sender, head, facets)
 	return err
 }

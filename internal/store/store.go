@@ -45,18 +45,23 @@ type Store struct {
 	reader  *sql.DB
 	lock    *os.File
 	path    string // SQLite file path, "" for PostgreSQL
-	// Statement caches of the SQLite writer connection and reader pool
-	// (nil for PostgreSQL, whose driver caches statements itself). wconn is
-	// the writer connection the write loop holds (writebatch.go); wconn and
-	// wstmts belong to the write loop.
-	wstmts, rstmts *stmtCache
-	wconn          *sql.Conn
-	ckpt           *checkpointer // background WAL checkpoints (SQLite, checkpoint.go)
-	batch          writeBatcher
-	pgURL          string // PostgreSQL connection URL, "" for SQLite (postgres.go)
-	writers        int    // batches run at once (PostgresPool.Writers; SQLite: 1)
-	sync           string // SQLite PRAGMA synchronous: "FULL" or "NORMAL"
-	closeMu        sync.Once
+	// Statement cache of the SQLite reader pool (nil for PostgreSQL, whose
+	// driver caches statements itself).
+	rstmts  *stmtCache
+	ckpt    *checkpointer // background WAL checkpoints (SQLite, checkpoint.go)
+	batch   writeBatcher
+	pgURL   string // PostgreSQL connection URL, "" for SQLite (postgres.go)
+	writers int    // batches run at once (PostgresPool.Writers; SQLite: 1)
+	sync    string // SQLite PRAGMA synchronous: "FULL" or "NORMAL"
+	closeMu sync.Once
+
+	// wraw is the SQLite writer connection the write loop holds
+	// (writebatch.go, sqliteconn.go), opened with writerPragmas; both
+	// belong to the write loop. wsync flushes its WAL for synchronous=FULL
+	// (walsync.go), nil otherwise.
+	wraw          *sqliteConn
+	writerPragmas []string
+	wsync         *walSyncer
 }
 
 // Options configures Open.
@@ -135,6 +140,18 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 		return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32768)&_time_format=sqlite" + extra
 	}
+	// The write loop's own connection (sqliteconn.go) is set up as the
+	// writer pool's DSN below sets up its connection, except that FULL is
+	// kept by walSyncer's fsyncs beside the writer (walsync.go), whose own
+	// commits then need no fsync.
+	writerSync := sync
+	if sync == "FULL" {
+		writerSync = "NORMAL"
+		s.wsync = startWALSyncer(path)
+	}
+	s.writerPragmas = []string{"PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL",
+		"PRAGMA synchronous = " + writerSync, "PRAGMA foreign_keys = ON", "PRAGMA temp_store = MEMORY",
+		"PRAGMA cache_size = -32768", "PRAGMA wal_autocheckpoint = " + strconv.Itoa(writerAutoCheckpoint)}
 	s.writer, err = sql.Open("sqlite", dsn("&_txlock=immediate"+
 		"&_pragma=wal_autocheckpoint("+strconv.Itoa(writerAutoCheckpoint)+")"))
 	if err != nil {
@@ -163,6 +180,14 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if s.wsync != nil {
+		last, err := s.Read().MaxEventID(ctx)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+		s.wsync.assumeDurable(last)
 	}
 	if err := s.startCheckpointer(dsn("")); err != nil {
 		s.Close()
@@ -224,6 +249,7 @@ func (s *Store) Close() error {
 	var err error
 	s.closeMu.Do(func() {
 		s.batch.stop() // the write loop closes the writer connection
+		s.wsync.stop() // answers what the write loop's last batch handed over
 		err = errors.Join(err, s.ckpt.stop())
 		s.rstmts.close()
 		if s.reader != nil {
@@ -314,6 +340,16 @@ type Q struct {
 	batch  *batchState
 	staged map[string]int
 	retry  bool
+
+	// raw is the SQLite writer connection in a write transaction
+	// (sqliteconn.go); every statement then runs on it, db is unused.
+	raw *sqliteConn
+	// lastEvent is the highest id of the events appended (InsertEvent).
+	lastEvent int64
+	// ftsLater: IndexMail leaves its mail_fts row in ftsRows for the
+	// batch to write before its commit (SQLite, ftsbatch.go).
+	ftsLater bool
+	ftsRows  []ftsRow
 }
 
 // InTx reports whether q is a write transaction.
@@ -332,6 +368,9 @@ func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, er
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add(query, time.Since(t0)) }()
 	}
+	if q.raw != nil {
+		return q.raw.exec(query, args)
+	}
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
 	}
@@ -346,10 +385,17 @@ func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, er
 	return res, err
 }
 
-// Query runs a query with `?` placeholders.
-func (q *Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+// Query runs a query with `?` placeholders. The rows must be closed.
+func (q *Q) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add(query, time.Since(t0)) }()
+	}
+	if q.raw != nil {
+		r, err := q.raw.query(query, args)
+		if err != nil {
+			return nil, err
+		}
+		return &Rows{raw: r}, nil
 	}
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
@@ -362,13 +408,21 @@ func (q *Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, er
 		rows, err = q.db.QueryContext(ctx, q.d.Rebind(query), args...)
 	}
 	q.note(err)
-	return rows, err
+	if err != nil {
+		return nil, err
+	}
+	return &Rows{sql: rows}, nil
 }
 
-// QueryRow runs a single-row query with `?` placeholders.
-func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+// QueryRow runs a single-row query with `?` placeholders; its Scan must
+// be called.
+func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add(query, time.Since(t0)) }()
+	}
+	if q.raw != nil {
+		r, err := q.raw.query(query, args)
+		return &Row{raw: r, err: err}
 	}
 	if q.tx {
 		ctx = context.WithoutCancel(ctx)
@@ -382,7 +436,7 @@ func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	if q.tx {
 		q.note(row.Err())
 	}
-	return row
+	return &Row{sql: row}
 }
 
 // note marks the request for another run when err is a deadlock or a

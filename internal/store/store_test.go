@@ -205,14 +205,18 @@ func TestWriteAfterCloseFails(t *testing.T) {
 }
 
 // TestSQLiteSynchronousIsFullByDefault checks the durability setting the
-// writer connection really runs with: FULL unless NORMAL is asked for,
-// and an unknown value is refused naming the variable.
+// writer really runs with: FULL unless NORMAL is asked for, and an unknown
+// value is refused naming the variable. FULL is the writer connection's
+// NORMAL with every answer after an fsync of the WAL by the syncer beside
+// it (walsync.go; TestFullSynchronousAnswersAfterTheWALIsFlushed).
 func TestSQLiteSynchronousIsFullByDefault(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
-		opt  string
-		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
-	}{{"", 2}, {"full", 2}, {"NORMAL", 1}} {
+		opt    string
+		want   int  // the writer connection's PRAGMA synchronous: 1 NORMAL, 2 FULL
+		syncer bool // answers wait for the WAL syncer's fsync
+		level  string
+	}{{"", 1, true, "FULL"}, {"full", 1, true, "FULL"}, {"NORMAL", 1, false, "NORMAL"}} {
 		st, err := Open(ctx, Options{DataDir: t.TempDir(), Synchronous: c.opt})
 		if err != nil {
 			t.Fatal(err)
@@ -223,9 +227,11 @@ func TestSQLiteSynchronousIsFullByDefault(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		syncer, level := st.wsync != nil, st.Synchronous()
 		st.Close()
-		if got != c.want {
-			t.Errorf("Synchronous %q: writer runs PRAGMA synchronous=%d, want %d", c.opt, got, c.want)
+		if got != c.want || syncer != c.syncer || level != c.level {
+			t.Errorf("Synchronous %q: writer runs PRAGMA synchronous=%d with syncer %v (%s), want %d with syncer %v (%s)",
+				c.opt, got, syncer, level, c.want, c.syncer, c.level)
 		}
 	}
 	if _, err := Open(ctx, Options{DataDir: t.TempDir(), Synchronous: "off"}); err == nil || !strings.Contains(err.Error(), "AGENTMAIL_SQLITE_SYNCHRONOUS") {

@@ -41,8 +41,9 @@ const maxBatch = 128
 // would cost a whole commit for one request. So when the previous batch
 // held more than one request and fewer than half as many are queued, the
 // writer waits up to batchLinger for that half (the other requests keep
-// the processor busy meanwhile). In the quiet case, one request at a time,
-// nothing waits.
+// the processor busy meanwhile), not counting the requests whose answers
+// wait for the WAL's fsync (walsync.go), which cannot come back before it.
+// In the quiet case, one request at a time, nothing waits.
 const batchLinger = 2 * time.Millisecond
 
 // maxAttempts bounds the runs of one request that keeps being aborted as
@@ -154,7 +155,7 @@ func (s *Store) writeLoop() {
 				break drain
 			}
 		}
-		if want := prev / 2; len(batch) < want {
+		if want := prev/2 - s.wsync.waiting(); len(batch) < want {
 			if linger == nil {
 				linger = time.NewTimer(batchLinger)
 			} else {
@@ -181,14 +182,15 @@ func (s *Store) writeLoop() {
 }
 
 // writeTx is the transaction of one batch. On PostgreSQL it is a *sql.Tx.
-// On SQLite it is BEGIN IMMEDIATE ... COMMIT on the writer connection,
-// which the write loop holds for good (wconn) with its statements prepared
-// on it (wstmts), so a statement runs without the per-call Tx.StmtContext
-// of database/sql.
+// On SQLite it is BEGIN IMMEDIATE ... COMMIT on the writer connection the
+// write loop holds for good (wraw, sqliteconn.go: the library's connection
+// itself, its statements prepared once on it), so a statement runs without
+// database/sql or the driver in between.
 type writeTx struct {
 	s     *Store
 	db    dbtx
-	sqltx *sql.Tx // PostgreSQL
+	sqltx *sql.Tx     // PostgreSQL
+	raw   *sqliteConn // SQLite
 	state *batchState
 }
 
@@ -201,35 +203,38 @@ func (s *Store) beginWrite(ctx context.Context) (*writeTx, error) {
 		}
 		return &writeTx{s: s, db: tx, sqltx: tx}, nil
 	}
-	if s.wconn == nil {
-		conn, err := s.writer.Conn(ctx)
+	if s.wraw == nil {
+		c, err := openSQLiteConn(s.path, s.writerPragmas)
 		if err != nil {
 			return nil, err
 		}
-		s.wconn, s.wstmts = conn, newStmtCache(conn.PrepareContext)
+		s.wraw = c
 	}
-	if _, err := s.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := s.wraw.exec("BEGIN IMMEDIATE", nil); err != nil {
 		s.dropWriterConn() // a fresh connection next time
 		return nil, err
 	}
-	return &writeTx{s: s, db: s.wconn}, nil
+	return &writeTx{s: s, raw: s.wraw}, nil
 }
 
 // dropWriterConn closes the SQLite writer connection and its statements.
 func (s *Store) dropWriterConn() {
-	if s.wconn != nil {
-		s.wstmts.close()
-		_ = s.wconn.Close()
-		s.wconn, s.wstmts = nil, nil
+	if s.wraw != nil {
+		s.wraw.close()
+		s.wraw = nil
 	}
 }
 
 // q answers a query handle in the transaction.
 func (w *writeTx) q() *Q {
-	return &Q{db: w.db, d: w.s.dialect, tx: true, stmts: w.s.wstmts, sqltx: w.sqltx, batch: w.state}
+	return &Q{db: w.db, d: w.s.dialect, tx: true, sqltx: w.sqltx, raw: w.raw, batch: w.state}
 }
 
 func (w *writeTx) exec(ctx context.Context, query string) error {
+	if w.raw != nil {
+		_, err := w.raw.exec(query, nil)
+		return err
+	}
 	_, err := w.db.ExecContext(ctx, query)
 	return err
 }
@@ -272,13 +277,25 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	errs := make([]error, len(batch))
 	ran := make([]bool, len(batch))
 	retry := make([]bool, len(batch))
-	answer := func() {
+	var lastEvent int64 // the highest event id the batch keeps
+	var fts []ftsRow    // the mail_fts rows it keeps (ftsbatch.go)
+	var durable []syncAnswer
+	// answer answers each request, or runs it again; after a commit with
+	// synchronous=full (walsync.go) those that succeeded are answered once
+	// an fsync of the WAL begun after the commit has ended.
+	answer := func(committed bool) {
 		for i, r := range batch {
-			if retry[i] {
+			switch {
+			case retry[i]:
 				again = append(again, r)
-			} else {
+			case committed && s.wsync != nil && errs[i] == nil:
+				durable = append(durable, syncAnswer{r: r})
+			default:
 				r.done <- errs[i]
 			}
+		}
+		if len(durable) > 0 {
+			s.wsync.answerAfterSync(durable, lastEvent)
 		}
 	}
 	// fail ends the transaction keeping nothing: a deadlock runs the
@@ -297,7 +314,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			}
 			retry[i] = false
 		}
-		answer()
+		answer(false)
 		return nil
 	}
 	ctx := context.Background()
@@ -332,12 +349,13 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			}
 		}
 		q := tx.q()
+		q.ftsLater = tx.raw != nil
 		err := runFn(r, q)
 		if err != nil && alone {
 			tx.rollback(ctx)
 			retry[i] = (q.retry || IsRetryable(err)) && r.panic == nil && !last
 			errs[i] = err
-			answer()
+			answer(false)
 			return again
 		}
 		if err != nil {
@@ -351,6 +369,8 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 		} else {
 			ran[i] = true
 			events += q.appended
+			lastEvent = max(lastEvent, q.lastEvent)
+			fts = append(fts, q.ftsRows...)
 			for name, d := range q.staged {
 				tx.state.unread[name] += d
 			}
@@ -364,6 +384,9 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	if err := tx.flushUnread(ctx); err != nil {
 		return fail(tx, fmt.Errorf("store: unread counters: %w", err))
 	}
+	if err := writeFTS(ctx, bq, fts); err != nil {
+		return fail(tx, fmt.Errorf("store: search index: %w", err))
+	}
 	if n := s.dialect.NotifyEvents(); n != "" && events > 0 {
 		if err := tx.exec(ctx, n); err != nil {
 			return fail(tx, fmt.Errorf("store: notify: %w", err))
@@ -373,7 +396,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 		return fail(nil, fmt.Errorf("store: commit: %w", err))
 	}
 	s.kickCheckpoint()
-	answer()
+	answer(true)
 	return again
 }
 
@@ -427,12 +450,11 @@ func runFn(r *writeReq, q *Q) (err error) {
 	return r.fn(q)
 }
 
-// stmtCache keeps prepared statements per query text for one SQLite pool
-// or connection, so a query is parsed once instead of at every call.
+// stmtCache keeps prepared statements per query text for the SQLite
+// reader pool, so a query is parsed once instead of at every call.
 // Scripts and query texts built per call (long IN lists, bulk inserts) are
-// not cached; the cache holds at most stmtCacheMax texts. The writer's
-// cache prepares on the writer connection the write loop holds, so its
-// statements run inside the loop's transactions as they are.
+// not cached; the cache holds at most stmtCacheMax texts. (The writer
+// connection keeps its own, sqliteconn.go.)
 type stmtCache struct {
 	prepare func(ctx context.Context, query string) (*sql.Stmt, error)
 	mu      sync.Mutex

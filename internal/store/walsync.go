@@ -1,0 +1,171 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// Durable answers without a stalled writer (SQLite, synchronous=full).
+//
+// With PRAGMA synchronous=FULL every COMMIT waits for the fsync of the
+// WAL, and the single writer connection waits with it: no batch runs
+// while the disk flushes the previous one. Instead the writer connection
+// runs with synchronous=NORMAL (a COMMIT writes the WAL frames into the
+// operating system's page cache and returns) and walSyncer flushes the WAL
+// itself, in a goroutine of its own: a batch's answers wait for an fsync
+// of the WAL that began after the batch committed, while the writer goes
+// on with the next batch. One fsync then serves every batch committed
+// before it began. An answered write is on disk exactly as with FULL: the
+// fsync covers every frame written to the file before it, the commit frame
+// of the batch among them (a WAL checkpoint fsyncs the WAL before it
+// copies anything into the database file, and the database file after).
+//
+// What the writer committed is visible to readers before its fsync ends
+// (with FULL, once the commit's fsync ended). Nothing answered depends on
+// that: a write that read it commits in a later batch, whose answer waits
+// for a later fsync, which covers the earlier batch too. Events, whose ids
+// streams resume from, are handed out only up to the durable watermark
+// (NextEvents): a power loss can take back an event id no stream saw.
+type walSyncer struct {
+	wal     string // the WAL file's path
+	db      string // the database file's path (when there is no WAL file)
+	mu      sync.Mutex
+	pending []syncAnswer
+	events  int64 // the highest event id committed by pending answers
+	wake    chan struct{}
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	// durable is the highest event id known to be on disk.
+	durable atomic.Int64
+	syncs   atomic.Int64 // fsyncs made (for tests)
+	// beforeSync, when set (tests), runs before each fsync.
+	beforeSync func()
+}
+
+// syncAnswer is the answer of one write request, given once the WAL is
+// flushed.
+type syncAnswer struct {
+	r   *writeReq
+	err error
+}
+
+// startWALSyncer starts the syncer of the SQLite database at path.
+func startWALSyncer(path string) *walSyncer {
+	w := &walSyncer{wal: path + "-wal", db: path, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	w.wg.Add(1)
+	go w.loop()
+	return w
+}
+
+// answerAfterSync queues the answers of a committed batch (maxEvent: the
+// highest event id it appended, 0 for none) for the next fsync.
+func (w *walSyncer) answerAfterSync(answers []syncAnswer, maxEvent int64) {
+	w.mu.Lock()
+	w.pending = append(w.pending, answers...)
+	w.events = max(w.events, maxEvent)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waiting answers how many answers wait for an fsync (0 without a
+// syncer).
+func (w *walSyncer) waiting() int {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending)
+}
+
+func (w *walSyncer) loop() {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-w.wake:
+		case <-w.quit:
+			w.flush() // what the write loop handed over before it ended
+			return
+		}
+		w.flush()
+	}
+}
+
+// flush fsyncs the WAL and answers what was pending when it began.
+func (w *walSyncer) flush() {
+	w.mu.Lock()
+	answers, events := w.pending, w.events
+	w.pending = nil
+	w.mu.Unlock()
+	if len(answers) == 0 {
+		return
+	}
+	if w.beforeSync != nil {
+		w.beforeSync()
+	}
+	err := w.fsync()
+	w.syncs.Add(1)
+	if err == nil {
+		w.assumeDurable(events)
+	}
+	for _, a := range answers {
+		if a.err == nil && err != nil {
+			a.err = err
+		}
+		a.r.done <- a.err
+	}
+}
+
+// fsync flushes the WAL file to disk (the file is opened for the call:
+// SQLite may delete and create it again when every connection closed). A
+// missing WAL file means everything is in the database file, which is
+// flushed then.
+func (w *walSyncer) fsync() error {
+	f, err := os.Open(w.wal)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = os.Open(w.db)
+	}
+	if err != nil {
+		return fmt.Errorf("store: flush the write-ahead log: %w", err)
+	}
+	defer f.Close()
+	if err := datasync(f); err != nil {
+		return fmt.Errorf("store: flush the write-ahead log: %w", err)
+	}
+	return nil
+}
+
+// durableEvent answers the highest event id known to be on disk.
+func (w *walSyncer) durableEvent() int64 { return w.durable.Load() }
+
+// assumeDurable raises the durable watermark to id: the events stored
+// when the gateway started.
+func (w *walSyncer) assumeDurable(id int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if id > w.durable.Load() {
+		w.durable.Store(id)
+	}
+}
+
+// stop answers what is pending and ends the goroutine; call it after the
+// write loop ended.
+func (w *walSyncer) stop() {
+	if w == nil {
+		return
+	}
+	select {
+	case <-w.quit:
+		return
+	default:
+	}
+	close(w.quit)
+	w.wg.Wait()
+}
