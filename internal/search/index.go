@@ -194,7 +194,10 @@ const (
 // ranked, it is the tiers ScoreAllInHead, ScoreSomeInHead (only with two
 // terms or more) and ScoreBodyOnly, each answered newest first by the
 // index's own lists, so a mail whose subject has the words ranks above
-// every mail that has them only in its body, however old it is.
+// every mail that has them only in its body, however old it is. The first
+// tier asks for the viewer, the filters and the head tokens only: a mail
+// with every term in its subject or sender's name has them in its text,
+// so the same mails come back without reading the terms' text lists.
 func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
 	var fts, pg []string
 	add := func(f string) {
@@ -221,6 +224,11 @@ func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
 	if q.HasAttachment {
 		add(facetAttach)
 	}
+	// The viewer and the filters alone: the tier of every term in the head
+	// needs no more (a head token is a subject or sender token, so the
+	// terms' text match follows), and reading the terms' long text lists
+	// there too would only cost.
+	facetsFTS, facetsPG := len(fts), len(pg)
 	var headFTS, headPG []string
 	for _, t := range q.Terms {
 		f, p := t.compile("{subject body sender}", "", "")
@@ -229,21 +237,25 @@ func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
 		headFTS, headPG = append(headFTS, f), append(headPG, p)
 	}
 	base := Tier{FTS: strings.Join(fts, " AND "), TSQuery: strings.Join(pg, " & ")}
+	filters := Tier{FTS: strings.Join(fts[:facetsFTS], " AND "), TSQuery: strings.Join(pg[:facetsPG], " & ")}
 	if len(q.Exclude) > 0 {
 		var nf, np []string
 		for _, t := range q.Exclude {
 			f, p := t.compile("{subject body sender}", "", "")
 			nf, np = append(nf, f), append(np, p)
 		}
-		base = Tier{FTS: "(" + base.FTS + ") NOT (" + strings.Join(nf, " OR ") + ")",
-			TSQuery: base.TSQuery + " & !(" + strings.Join(np, " | ") + ")"}
+		exclude := func(t Tier) Tier {
+			return Tier{FTS: "(" + t.FTS + ") NOT (" + strings.Join(nf, " OR ") + ")",
+				TSQuery: t.TSQuery + " & !(" + strings.Join(np, " | ") + ")"}
+		}
+		base, filters = exclude(base), exclude(filters)
 	}
 	if !ranked || len(q.Terms) == 0 {
 		return Match{Tiers: []Tier{base}}
 	}
 	all := Tier{FTS: "(" + strings.Join(headFTS, " AND ") + ")", TSQuery: "(" + strings.Join(headPG, " & ") + ")"}
 	some := Tier{FTS: "(" + strings.Join(headFTS, " OR ") + ")", TSQuery: "(" + strings.Join(headPG, " | ") + ")"}
-	tiers := []Tier{{FTS: "(" + base.FTS + ") AND " + all.FTS, TSQuery: base.TSQuery + " & " + all.TSQuery, Score: ScoreAllInHead}}
+	tiers := []Tier{{FTS: "(" + filters.FTS + ") AND " + all.FTS, TSQuery: filters.TSQuery + " & " + all.TSQuery, Score: ScoreAllInHead}}
 	if len(q.Terms) > 1 {
 		tiers = append(tiers, Tier{FTS: "((" + base.FTS + ") AND " + some.FTS + ") NOT " + all.FTS,
 			TSQuery: base.TSQuery + " & " + some.TSQuery + " & !" + all.TSQuery, Score: ScoreSomeInHead})

@@ -89,11 +89,13 @@ func TestCompileRestrictsToViewer(t *testing.T) {
 	if want := `'p:636c61756465' & ('f:616e6e') & ('部' <-> '署') & 'deplo':*`; m.TSQuery != want {
 		t.Fatalf("tsquery %s, want %s", m.TSQuery, want)
 	}
-	// Ranked: all terms in the head, some of them, none; each the whole
-	// match and its head condition.
+	// Ranked: all terms in the head (the viewer and filters with the head
+	// condition alone: the text match follows from it), some of them, none;
+	// the last two the whole match and their head condition.
 	tiers := Compile(q, "Claude", nil, true).Tiers
 	if len(tiers) != 3 || tiers[0].Score != ScoreAllInHead || tiers[2].Score != ScoreBodyOnly ||
-		tiers[0].TSQuery != m.TSQuery+` & (('h:部' <-> 'h:署') & 'h:deplo':*)` ||
+		tiers[0].TSQuery != `'p:636c61756465' & ('f:616e6e') & (('h:部' <-> 'h:署') & 'h:deplo':*)` ||
+		tiers[0].FTS != `(facets : "`+PartyFacet("claude")+`" AND facets : ("`+facet(facetFrom, "ann")+`")) AND (head : "`+headMarker+`部 `+headMarker+`署" AND head : "`+headMarker+`deplo"*)` ||
 		tiers[1].TSQuery != m.TSQuery+` & (('h:部' <-> 'h:署') | 'h:deplo':*) & !(('h:部' <-> 'h:署') & 'h:deplo':*)` ||
 		tiers[2].FTS != "("+m.FTS+`) NOT (head : "`+headMarker+`部 `+headMarker+`署" OR head : "`+headMarker+`deplo"*)` {
 		t.Fatalf("tiers %+v", tiers)
