@@ -355,3 +355,121 @@ func TestCoordinationAcknowledgementsAndImportance(t *testing.T) {
 		t.Fatalf("ack of carol's own sent mail: exit %d\n%s", code, out)
 	}
 }
+
+// mcpWith starts `agentmail mcp` in the repository with env (plus PATH,
+// HOME and the gateway's address): a turn's tool server when env holds
+// AGENTMAIL_TURN_TOKEN.
+func (e *coEnv) mcpWith(env ...string) *coMCP {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, "mcp")
+	cmd.Dir = e.repo
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "AGENTMAIL_GATEWAY_URL=" + e.g.URL,
+		"AGENTMAIL_WORKSPACE=" + e.repo, "AGENTMAIL_SANDBOX=off"}, env...)
+	cmd.Stderr = &testkit.Log{}
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := c.Connect(e.ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		e.t.Fatalf("starting agentmail mcp: %v", err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return &coMCP{t: e.t, cs: cs}
+}
+
+// The details of issue 21 items 1 and 2 over the started binary: a
+// reservation taken in a turn names its session to the holder and to the
+// people of that session, never to another agent that runs into it (its
+// conflict and its listing name the holder, reason and expiry only); the
+// pre-commit guard knows a person by the user key and refuses her a path
+// the agent holds; and ack_required never widens who may write to whom: a
+// person outside a
+// session is refused with it exactly as without it, by the API and the
+// CLI, and nothing reaches the session.
+func TestCoordinationConflictsNameNoForeignSessionAndAckNeverWidens(t *testing.T) {
+	e := coSetup(t)
+	alpha, _ := e.agent("alpha")
+	_, betaKey := e.agent("beta")
+	opened, err := e.carol.MeSend(e.ctx, client.SendMailRequest{To: "alpha@" + e.repo + ".new", Subject: "private refactor", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := alpha.CreateTurnToken(e.ctx, opened.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTurn := e.mcpWith("AGENTMAIL_TURN_TOKEN="+tok.Token, "AGENTMAIL_SESSION_ID="+opened.SessionID)
+	inTurn.mustCall("reserve_paths", map[string]any{"paths": []string{"src/**"}, "reason": "refactor the parser"}, "Reserved")
+	inTurn.mustCall("list_reservations", map[string]any{}, "src/** — exclusive, held by alpha", "session "+opened.SessionAlias)
+
+	mb := e.mcp("beta", betaKey)
+	refused := mb.mustCall("reserve_paths", map[string]any{"paths": []string{"src/main.go"}, "reason": "fix a typo"},
+		"REFUSED", "held by alpha", `reason: "refactor the parser"`, "until")
+	listed := mb.mustCall("list_reservations", map[string]any{}, "src/** — exclusive, held by alpha")
+	for what, text := range map[string]string{"beta's conflict": refused, "beta's listing": listed} {
+		if strings.Contains(text, opened.SessionAlias) || strings.Contains(text, opened.SessionID) {
+			t.Errorf("%s names carol's session with alpha:\n%s", what, text)
+		}
+	}
+	// carol takes part in the session: her view names it.
+	list, err := e.carol.MeReservations(e.ctx, e.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Reservations) != 1 || list.Reservations[0].SessionAlias != opened.SessionAlias {
+		t.Errorf("carol's view of the reservation: %+v", list.Reservations)
+	}
+	// The guard knows carol by her user key (no agent identity around):
+	// alpha's path is refused to her too, and the refusal names no session.
+	carolEnv := e.userCLIEnv(e.carol, "carol.json")
+	if out, code := e.run(e.repo, nil, e.bin, "guard", "install"); code != 0 {
+		t.Fatalf("guard install: exit %d\n%s", code, out)
+	}
+	out, code := e.commit("src/parser.go", "package parser\n", carolEnv...)
+	if code == 0 {
+		t.Fatalf("the guard let carol commit a path alpha holds:\n%s", out)
+	}
+	wantContains(t, "the refusal of carol's commit", out, "commit refused", "held by alpha", `"refactor the parser"`)
+	e.git("rm", "-q", "--cached", "src/parser.go")
+	if _, code := e.commit("docs/notes.md", "notes\n", carolEnv...); code != 0 {
+		t.Errorf("the guard refused carol a path nobody holds")
+	}
+	// carol's CLI lists the reservation and ends it; then her commit goes through.
+	out, code = e.run(e.repo, carolEnv, e.bin, "reservations", e.repo)
+	if code != 0 {
+		t.Fatalf("agentmail reservations: exit %d\n%s", code, out)
+	}
+	wantContains(t, "agentmail reservations", out, list.Reservations[0].ReservationID, "src/**", "alpha", "exclusive", "refactor the parser")
+	out, code = e.run(e.repo, carolEnv, e.bin, "reservations", "release", list.Reservations[0].ReservationID)
+	if code != 0 {
+		t.Fatalf("agentmail reservations release: exit %d\n%s", code, out)
+	}
+	inTurn.mustCall("list_reservations", map[string]any{}, ": none.")
+	e.git("add", "src/parser.go")
+	if out, code := e.run(e.repo, carolEnv, "git", "commit", "-q", "-m", "carol's parser"); code != 0 {
+		t.Errorf("carol's commit after the release: exit %d\n%s", code, out)
+	}
+
+	// dave takes part in nothing: asking for an acknowledgement opens no
+	// door that a plain send does not.
+	dave := (&peopleAndAgents{t: t, ctx: e.ctx, g: e.g, admin: e.admin}).person("dave")
+	to := "alpha@" + e.repo + "." + opened.SessionAlias
+	_, plainErr := dave.MeSend(e.ctx, client.SendMailRequest{To: to, Subject: "x", Body: "y"})
+	_, ackErr := dave.MeSend(e.ctx, client.SendMailRequest{To: to, Subject: "x", Body: "y", AckRequired: true, Importance: "urgent"})
+	plain := wantStatus(t, plainErr, 404, "alias_not_found")
+	withAck := wantStatus(t, ackErr, 404, "alias_not_found")
+	if plain.Message() != withAck.Message() {
+		t.Errorf("the refusal differs with ack_required: %q vs %q", plain.Message(), withAck.Message())
+	}
+	daveEnv := e.userCLIEnv(dave, "dave.json")
+	if out, code = e.run(e.repo, daveEnv, e.bin, "send", "--to", to, "--subject", "x", "--body", "y", "--ack"); code == 0 {
+		t.Errorf("dave's agentmail send --ack into carol's session succeeded:\n%s", out)
+	}
+	mails, err := e.carol.MeSessionMails(e.ctx, opened.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mails.Mails {
+		if m.FromName == "dave" {
+			t.Errorf("dave's mail reached carol's session: %+v", m)
+		}
+	}
+}
