@@ -436,11 +436,25 @@ func firstLineOf(s string) string {
 
 // canDecide reports whether person (a person's username; callers check the
 // kind) may see and decide the request: only when they may see its session
-// (visibility.go mayViewSession: they take part in it). The request mail
-// goes to exactly those people, so the API, a reply, the page and the CLI
-// answer everybody else 404 permission_not_found.
+// (visibility.go mayViewSession: they take part in it) and the request
+// mail reached them (they are one of its recipients: the people of the
+// session when it was asked). Someone who joined the session later was
+// never asked and did not see what the agent asked, so the API, a reply,
+// the page and the CLI answer them, like everybody else, 404
+// permission_not_found.
 func canDecide(ctx context.Context, q *store.Q, row store.PermissionRow, person string) (bool, error) {
-	return mayViewSession(ctx, q, row.SessionID, person)
+	ok, err := mayViewSession(ctx, q, row.SessionID, person)
+	if err != nil || !ok {
+		return false, err
+	}
+	v, err := q.ViewMail(ctx, row.MailID, person)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return v.Role != "", nil
 }
 
 // GetPermission answers one request: an agent sees its own requests, a

@@ -73,9 +73,12 @@ func (q *Q) AttachmentsByID(ctx context.Context, ids []string) (map[string]Attac
 
 // CanFetchAttachment reports whether name may download the attachment: name
 // uploaded it, or sent or received a mail that carries it (W-8), or is a
-// person taking part in the session of a run whose transcript it is (issue
-// 16). Another agent of that session is not: a transcript holds every
-// mail its agent read, those to that agent alone included.
+// person who took part in the session of a run whose transcript it is
+// (issue 16) when the run began: joined no later than the mail the run
+// answers was stored (the run's start when it names no mail). Another agent
+// of that session is not, and neither is a person who joined later: a
+// transcript holds every mail its agent read, those to that agent alone and
+// those from before the person joined included.
 func (q *Q) CanFetchAttachment(ctx context.Context, id, name string) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM attachments a WHERE a.attachment_id = ? AND (a.uploader = ?
@@ -83,7 +86,9 @@ func (q *Q) CanFetchAttachment(ctx context.Context, id, name string) (bool, erro
 			WHERE ma.attachment_id = a.attachment_id AND (m.from_name = ?
 			OR EXISTS (SELECT 1 FROM mail_recipients r WHERE r.mail_id = m.mail_id AND r.name = ?)))
 		OR EXISTS (SELECT 1 FROM runs ru JOIN session_participants sp ON sp.session_id = ru.session_id
-			WHERE ru.transcript_attachment_id = a.attachment_id AND ru.agent_name = a.uploader AND sp.name = ? AND sp.kind = ?))`,
+			LEFT JOIN mails rm ON rm.mail_id = ru.mail_id
+			WHERE ru.transcript_attachment_id = a.attachment_id AND ru.agent_name = a.uploader AND sp.name = ? AND sp.kind = ?
+			AND sp.joined_at <= COALESCE(rm.created_at, ru.started_at)))`,
 		id, name, name, name, name, KindPerson).Scan(&n)
 	return n > 0, err
 }
