@@ -31,8 +31,9 @@ import (
 //   - a conflict or listing names the session a reservation was taken in
 //     only to a viewer who takes part in that session;
 //   - a person sees the reservations of a workspace only while taking part
-//     in a session in that workspace (or a directory above it), and may
-//     release any of them.
+//     in a session in that workspace (or a directory above it at least two
+//     levels deep: a session in "/" or "/home" covers only itself,
+//     coveringWorkspaces), and may release any of them.
 //
 // A reservation ends on release, at its expiry, when the run of its
 // session is stopped (ReleaseReservationsOfRun), and when its holder has

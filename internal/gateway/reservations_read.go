@@ -65,7 +65,7 @@ func (s *Service) ListReservations(ctx context.Context, p *Principal, ws string)
 	default:
 		var spaces []string
 		if ws != "" {
-			if ok, err := q.TakesPartInWorkspace(ctx, p.Name, "", store.Ancestors(ws)); err != nil {
+			if ok, err := q.TakesPartInWorkspace(ctx, p.Name, "", coveringWorkspaces(ws)); err != nil {
 				return nil, err
 			} else if !ok {
 				return nil, errWorkspaceNotFound
@@ -148,7 +148,7 @@ func (s *Service) CheckReservations(ctx context.Context, p *Principal, req clien
 	q := s.Read()
 	var ok bool
 	if p.IsPerson() {
-		ok, err = q.TakesPartInWorkspace(ctx, p.Name, "", store.Ancestors(ws))
+		ok, err = q.TakesPartInWorkspace(ctx, p.Name, "", coveringWorkspaces(ws))
 	} else {
 		ok, err = mayUseWorkspace(ctx, q, p, ws)
 	}

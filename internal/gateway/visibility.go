@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/store"
@@ -199,17 +200,35 @@ func visibleMirror(ctx context.Context, q *store.Q, p *Principal, list []store.P
 // part in, as every other read here does. A reservation names its session
 // only to viewers of that session (visibleSessions).
 
+// coveringWorkspaces answers the directories a session in which covers ws
+// for reservations: ws itself and each directory above it that is at
+// least two levels deep ("/home/alice" covers "/home/alice/repo"; "/" and
+// "/home" do not). Anybody may open a session in any directory (an address
+// names one), and the root and the directories right under it hold
+// everybody's work, so a session there covers its own directory only:
+// otherwise one mail to agent@/.new would show and release every
+// reservation of the gateway.
+func coveringWorkspaces(ws string) []string {
+	var out []string
+	for _, a := range store.Ancestors(ws) {
+		if a == ws || strings.Count(a, "/") >= 2 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // mayUseWorkspace reports whether p may reserve and list in ws: a person
 // or a turn token through a session (a turn token: its own) in ws or a
-// directory above it; an agent key also through its registered
-// workspaces.
+// directory above it that covers it (coveringWorkspaces); an agent key also
+// through its registered workspaces (ws or any directory above it).
 func mayUseWorkspace(ctx context.Context, q *store.Q, p *Principal, ws string) (bool, error) {
 	anc := store.Ancestors(ws)
 	session := ""
 	if p.IsTurnToken() {
 		session = p.TurnSession
 	}
-	ok, err := q.TakesPartInWorkspace(ctx, p.Name, session, anc)
+	ok, err := q.TakesPartInWorkspace(ctx, p.Name, session, coveringWorkspaces(ws))
 	if err != nil || ok || !p.IsAgent() || p.IsTurnToken() {
 		return ok, err
 	}
@@ -237,12 +256,13 @@ func mayUseWorkspace(ctx context.Context, q *store.Q, p *Principal, ws string) (
 }
 
 // personMaySee reports whether the person name may see reservations taken
-// in ws (cache memoises per workspace).
+// in ws: through a session in ws or a directory above it that covers it
+// (coveringWorkspaces); cache memoises per workspace.
 func personMaySee(ctx context.Context, q *store.Q, name, ws string, cache map[string]bool) (bool, error) {
 	if v, ok := cache[ws]; ok {
 		return v, nil
 	}
-	ok, err := q.TakesPartInWorkspace(ctx, name, "", store.Ancestors(ws))
+	ok, err := q.TakesPartInWorkspace(ctx, name, "", coveringWorkspaces(ws))
 	if err != nil {
 		return false, err
 	}
