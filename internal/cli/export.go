@@ -438,7 +438,18 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 			fmt.Fprintf(&trailer, "- Attachment: [%s](<%s>) (%d bytes)\n", markdownText(oneLine(a.Filename, 200)), fileRel, a.Size)
 		}
 		if p := m.Permission; p != nil {
-			fmt.Fprintf(&trailer, "- Permission request: %s — %s", markdownText(oneLine(p.Question, 200)), p.Status)
+			// The call that was decided comes first: the question is the
+			// agent's own words and may say anything about it.
+			call := "the agent named no tool call"
+			if p.ToolSummary != "" {
+				call = "call " + markdownText(oneLine(p.ToolSummary, 300))
+			} else if p.Tool != "" {
+				call = "call " + markdownText(oneLine(p.Tool, 100))
+			}
+			if p.ArgsHash != "" {
+				call += " (arguments hash " + markdownText(oneLine(p.ArgsHash, 100)) + ")"
+			}
+			fmt.Fprintf(&trailer, "- Permission request: %s; the agent asked: %s — %s", call, markdownText(oneLine(p.Question, 200)), p.Status)
 			if p.DecidedBy != "" {
 				fmt.Fprintf(&trailer, " by %s", p.DecidedBy)
 			}

@@ -107,6 +107,22 @@ func TestExportRoundTripOverTheBinary(t *testing.T) {
 	if p := found[perm.MailID].Permission; p == nil || p.Status != "approved" || p.DecidedBy != "carol" {
 		t.Errorf("permission read back: %+v", p)
 	}
+	// The permission line names the call that was decided, not only the
+	// agent's question.
+	files, _ := filepath.Glob(filepath.Join(out, "sessions", "*.md"))
+	var permLine string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "- Permission request:") {
+				permLine = line
+			}
+		}
+	}
+	if !strings.Contains(permLine, "call Bash: rm -rf build (arguments hash ") || !strings.Contains(permLine, "the agent asked: rm -rf build?") ||
+		!strings.Contains(permLine, "approved by carol") {
+		t.Errorf("the export's permission line = %q; want the decided call, its arguments hash, the question and the decision", permLine)
+	}
 	f := found[first.MailID].Files[att.AttachmentID]
 	if b, err := os.ReadFile(filepath.Join(out, f)); err != nil || string(b) != content {
 		t.Errorf("attachment %q: %q, %v", f, b, err)
