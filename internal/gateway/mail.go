@@ -334,7 +334,8 @@ func remaining(sess store.SessionRow) int {
 // default session found once, the agents' new-session rate limit) locks
 // the sender and the addressee (chooseSession), a new session's alias its
 // base (CreateSessionTx), and everything after the session is chosen
-// (participants, rounds, a reply's permission decision) the session.
+// (participants, rounds, a reply's permission decision) the session's row
+// (UseRound or TouchSession, the first write to it).
 func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSpec) (*client.SendMailResponse, error) {
 	if spec.relay != "" {
 		if err := tx.LockKeys(ctx, "relay-key", p.Name+"\x00"+spec.relayKey); err != nil {
@@ -359,13 +360,18 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	if err != nil {
 		return nil, err
 	}
-	if !newSession {
-		// The session's own rules (its participants and their paths, its
-		// rounds, a pending permission a reply decides) hold with the
-		// session locked; no other transaction knows a new one yet.
-		if err := tx.LockKeys(ctx, "session", sess.SessionID); err != nil {
+	usesRound := p.IsAgent() && (spec.relay == "" || relayUsesRound(spec, parent))
+	if !newSession && !usesRound {
+		// The session's own rules (its participants and their paths, a
+		// pending permission a reply decides) hold with the session's row
+		// locked: moving its last activity now locks it (an agent's round
+		// below does the same), and costs no statement more, since the
+		// mail moves it anyway (CreateMailTx). No other transaction knows
+		// a new session yet.
+		if err := tx.TouchSession(ctx, sess.SessionID, tx.Now); err != nil {
 			return nil, err
 		}
+		sess.LastActivity = tx.Now
 	}
 	if turnRestricted(ctx, p.Name) && !newSession {
 		// A turn token writes into its own session and the sessions
@@ -415,7 +421,7 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 
 	// Budget: an agent's own mail uses one round; relays use none (I-2),
 	// except a summary answering another agent's mail (relayrules.go).
-	if p.IsAgent() && (spec.relay == "" || relayUsesRound(spec, parent)) {
+	if usesRound {
 		ok, err := tx.UseRound(ctx, sess.SessionID, tx.Now)
 		if err != nil {
 			return nil, err

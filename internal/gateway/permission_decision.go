@@ -272,10 +272,10 @@ func (s *Service) decideByReply(ctx context.Context, tx *Tx, m *CreatedMail) err
 		return err
 	}
 	if row.SessionID != m.Session.SessionID {
-		// The first decision wins with the request's session locked (a
-		// send locks its own session already, sendTx); read it again
-		// under the lock.
-		if err := tx.LockKeys(ctx, "session", row.SessionID); err != nil {
+		// The first decision wins with the request's session row locked
+		// (a send locks its own session's row already, sendTx); read it
+		// again under the lock.
+		if err := tx.LockSession(ctx, row.SessionID); err != nil {
 			return err
 		}
 		if row, err = tx.GetPermission(ctx, m.Mail.ParentMailID); err != nil {

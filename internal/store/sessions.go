@@ -319,6 +319,14 @@ func (q *Q) TouchSession(ctx context.Context, id string, now time.Time) error {
 	return err
 }
 
+// LockSession locks the session's row until the transaction ends (an
+// update that changes nothing: both dialects lock a row they update),
+// so that the writes of one session run one after the other.
+func (q *Q) LockSession(ctx context.Context, id string) error {
+	_, err := q.Exec(ctx, `UPDATE mail_sessions SET last_activity = last_activity WHERE session_id = ?`, id)
+	return err
+}
+
 // SessionsCreatedSince counts the sessions a name created strictly after
 // since (a rolling window), and answers the oldest creation time among them
 // (for Retry-After).

@@ -239,6 +239,28 @@ func (w *writeTx) exec(ctx context.Context, query string) error {
 	return err
 }
 
+// control runs the transaction's own statements (write lock, savepoints,
+// notification; none with parameters). On PostgreSQL they go as one
+// simple-protocol query (pgx sends a query without arguments so, and
+// runs its statements in order, stopping at the first error): one round
+// trip. On SQLite (in process, no round trip) each runs alone.
+func (w *writeTx) control(ctx context.Context, stmts ...string) error {
+	if len(stmts) == 0 {
+		return nil
+	}
+	q := w.q()
+	if w.sqltx != nil {
+		_, err := q.Exec(ctx, strings.Join(stmts, "; "))
+		return err
+	}
+	for _, st := range stmts {
+		if _, err := q.Exec(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *writeTx) commit(ctx context.Context) error {
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add("COMMIT", time.Since(t0)) }()
@@ -327,16 +349,17 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 		return fail(nil, fmt.Errorf("store: begin: %w", err))
 	}
 	tx.state = &batchState{shared: shared, unread: map[string]int{}}
+	// The transaction's own statements (the write lock, savepoints, the
+	// notification) wait in pending and go with the next one: on
+	// PostgreSQL in one round trip (control), so a request costs one
+	// savepoint round trip instead of two.
+	var pending []string
 	if l := s.dialect.BeginWrite(shared); l != "" {
-		if err := tx.exec(ctx, l); err != nil {
-			return fail(tx, fmt.Errorf("store: write lock: %w", err))
-		}
+		pending = append(pending, l)
 	}
 	// Alone in its transaction, a request needs no savepoint: a failure
-	// rolls the transaction back. Savepoint statements go through the
-	// statement cache like any other.
+	// rolls the transaction back.
 	alone := len(batch) == 1
-	bq := tx.q()
 	events := 0
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -344,10 +367,12 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			continue
 		}
 		if !alone {
-			if _, err := bq.Exec(ctx, "SAVEPOINT w"); err != nil {
-				return fail(tx, fmt.Errorf("store: savepoint: %w", err))
-			}
+			pending = append(pending, "SAVEPOINT w")
 		}
+		if err := tx.control(ctx, pending...); err != nil {
+			return fail(tx, fmt.Errorf("store: write lock or savepoint: %w", err))
+		}
+		pending = pending[:0]
 		q := tx.q()
 		q.ftsLater = tx.raw != nil
 		err := runFn(r, q)
@@ -361,7 +386,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 		if err != nil {
 			errs[i] = err
 			retry[i] = (q.retry || IsRetryable(err)) && r.panic == nil && !last
-			if _, rerr := bq.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
+			if rerr := tx.control(ctx, "ROLLBACK TO SAVEPOINT w"); rerr != nil {
 				// The database ended the transaction itself (SQLite does on
 				// I/O errors): nothing of this batch is kept.
 				return fail(tx, fmt.Errorf("store: transaction lost after %v: %w", err, rerr))
@@ -376,21 +401,31 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			}
 		}
 		if !alone {
-			if _, err := bq.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
-				return fail(tx, fmt.Errorf("store: release savepoint: %w", err))
-			}
+			pending = append(pending, "RELEASE SAVEPOINT w")
 		}
 	}
+	if tx.sqltx == nil {
+		// SQLite: the last savepoint ends before the batch's search rows
+		// are written (FTS5 flushes its pending rows at savepoints).
+		if err := tx.control(ctx, pending...); err != nil {
+			return fail(tx, fmt.Errorf("store: release savepoint: %w", err))
+		}
+		pending = pending[:0]
+	}
+	// On PostgreSQL the counters are written inside the last savepoint
+	// (its release waits in pending): a failure here fails the whole
+	// batch anyway.
 	if err := tx.flushUnread(ctx); err != nil {
 		return fail(tx, fmt.Errorf("store: unread counters: %w", err))
 	}
-	if err := writeFTS(ctx, bq, fts); err != nil {
+	if err := writeFTS(ctx, tx.q(), fts); err != nil {
 		return fail(tx, fmt.Errorf("store: search index: %w", err))
 	}
 	if n := s.dialect.NotifyEvents(); n != "" && events > 0 {
-		if err := tx.exec(ctx, n); err != nil {
-			return fail(tx, fmt.Errorf("store: notify: %w", err))
-		}
+		pending = append(pending, n)
+	}
+	if err := tx.control(ctx, pending...); err != nil {
+		return fail(tx, fmt.Errorf("store: release savepoint or notify: %w", err))
 	}
 	if err := tx.commit(ctx); err != nil {
 		return fail(nil, fmt.Errorf("store: commit: %w", err))
