@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/address"
@@ -178,10 +179,16 @@ func tokenPrefix(token string) string {
 // CreateUserKey issues a key for the person's own mailbox from third-party
 // clients (POST /me/keys); the token is in the answer once, only its hash is
 // kept. A user key can never register an agent. A key creating a key is
-// bound by CheckKeyIssuer (403 naming lifecycle or expires_at).
+// bound by CheckKeyIssuer (403 naming lifecycle or expires_at). A label
+// over MaxKeyLabelRunes is 400 naming label; a person already holding
+// MaxUserKeysPerPerson working keys gets 409 too_many_keys, so key minting
+// cannot grow the database (and GET /me/keys) without bound.
 func (s *Service) CreateUserKey(ctx context.Context, p *Principal, req client.CreateUserKeyRequest) (*client.CreatedKey, error) {
 	lc, err := s.checkLifecycle(req.Lifecycle, req.ExpiresAt)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkKeyLabel(req.Label); err != nil {
 		return nil, err
 	}
 	if err := s.CheckKeyIssuer(ctx, p, lc, req.ExpiresAt); err != nil {
@@ -192,12 +199,41 @@ func (s *Service) CreateUserKey(ctx context.Context, p *Principal, req client.Cr
 		Label: strings.TrimSpace(req.Label), Lifecycle: lc, Prefix: tokenPrefix(token), ExpiresAt: req.ExpiresAt}
 	err = s.Write(ctx, func(tx *Tx) error {
 		k.CreatedAt = tx.Now
+		n, err := tx.CountActiveKeys(ctx, KeyUser, p.Name, tx.Now)
+		if err != nil {
+			return err
+		}
+		if n >= MaxUserKeysPerPerson {
+			return Conflict("too_many_keys", fmt.Sprintf("you have %d keys that still work, the most a person may hold", n), SuggestRevokeKeys)
+		}
 		return tx.InsertKey(ctx, k)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &client.CreatedKey{KeyID: k.KeyID, KeyToken: token, KeyInfo: s.KeyView(k)}, nil
+}
+
+// Bounds of keys (trust boundary): what a person may store through
+// POST /me/keys, and any key's label.
+const (
+	// MaxUserKeysPerPerson is how many working user keys (not revoked,
+	// expired or used) one person may hold; the next is 409 too_many_keys.
+	MaxUserKeysPerPerson = 200
+	// MaxKeyLabelRunes bounds a key's label; longer is 400 naming label.
+	MaxKeyLabelRunes = 200
+)
+
+// SuggestRevokeKeys is the suggestion of a 409 too_many_keys (people read
+// their own words for it, httpapi/personwords.go).
+const SuggestRevokeKeys = "revoke keys you no longer use (GET /api/v1/me/keys, DELETE /api/v1/me/keys/{key_id}), then create the new one"
+
+// checkKeyLabel bounds a key's label to MaxKeyLabelRunes characters.
+func checkKeyLabel(label string) error {
+	if n := utf8.RuneCountInString(strings.TrimSpace(label)); n > MaxKeyLabelRunes {
+		return Invalid("label", fmt.Sprintf("label has %d characters, at most %d", n, MaxKeyLabelRunes), "shorten it")
+	}
+	return nil
 }
 
 // CheckKeyIssuer is the key-lifetime rule (trust boundary, point 7): a key
@@ -334,6 +370,9 @@ func (s *Service) CreateAgentKey(ctx context.Context, req client.CreateAgentKeyR
 	}
 	lc, err := s.checkLifecycle(req.Lifecycle, req.ExpiresAt)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkKeyLabel(req.Label); err != nil {
 		return nil, err
 	}
 	token, issued := strings.TrimSpace(req.KeyToken), false

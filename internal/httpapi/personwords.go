@@ -32,6 +32,7 @@ var personSuggestions = map[string]string{
 	"ask an admin to register an agent key (POST /api/v1/admin/agent-keys)":                                           "ask an admin to register an agent key",
 	"upload the file first (POST /api/v1/attachments or /api/v1/me/attachments) and use the attachment_id it answers": "attach the file again",
 	`set one with PATCH /api/v1/me {"email": "..."}`:                                                                  "enter your address on the Account page first",
+	gateway.SuggestRevokeKeys: "revoke keys you no longer use on the Account page (or with agentmail keys revoke), then create the new one",
 	suggestMarkWithPost:       "open the mails to mark them read, or mark them read from the inbox",
 }
 

@@ -86,6 +86,15 @@ func (q *Q) ListKeys(ctx context.Context, kind, owner string) ([]KeyRow, error) 
 	return out, rows.Err()
 }
 
+// CountActiveKeys counts the keys of one kind and owner that still work at
+// now: not revoked, not expired, and (one-time keys) not used.
+func (q *Q) CountActiveKeys(ctx context.Context, kind, owner string, now time.Time) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM api_keys WHERE kind = ? AND owner = ? AND revoked_at IS NULL
+		AND used_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, kind, owner, Millis(now)).Scan(&n)
+	return n, err
+}
+
 // UseOneTimeKey marks a one_time key used; it answers false when another
 // request used it first (the database decides, so it holds across replicas).
 func (q *Q) UseOneTimeKey(ctx context.Context, keyID string, now time.Time) (bool, error) {

@@ -1065,7 +1065,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user key (token shown once)
-         * @description Creates a user key acting as the caller; the token is in this answer only and is stored as a hash. 400 a name or lifetime out of bounds. Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
+         * @description Creates a user key acting as the caller; the token is in this answer only and is stored as a hash. 400 a name, label (over 200 characters) or lifetime out of bounds; 409 too_many_keys when the person already holds 200 working keys (revoke some first). Caller: a person (user key as Bearer, or the session cookie with X-CSRF-Token on writes).
          */
         post: operations["postMeKeys"];
         delete?: never;
@@ -8602,6 +8602,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
