@@ -40,10 +40,13 @@ type Session struct {
 	CreatedAt    time.Time    `json:"created_at"`
 	LastActivity time.Time    `json:"last_activity"`
 	// Filled in session listings for the viewer:
-	Unread         int    `json:"unread"`
-	LastMailID     string `json:"last_mail_id,omitempty"`
-	LastFrom       string `json:"last_from,omitempty"`
-	LastSnippet    string `json:"last_snippet,omitempty"`
+	Unread      int    `json:"unread"`
+	LastMailID  string `json:"last_mail_id,omitempty"`
+	LastFrom    string `json:"last_from,omitempty"`
+	LastSnippet string `json:"last_snippet,omitempty"` // the start of the last mail's body as plain text (Markdown dropped)
+	// LastMailType is the last mail's type: a failure_report there marks
+	// the session as failed in lists (issue 18 point 10).
+	LastMailType   string `json:"last_mail_type,omitempty" enum:"normal,permission_request,permission_decision,failure_report,reminder"`
 	MailCount      int    `json:"mail_count"`
 	PendingPermits int    `json:"pending_permissions"`
 	RunState       string `json:"run_state,omitempty" enum:"running,idle,queued,finished,failed"` // state of the latest run, if any

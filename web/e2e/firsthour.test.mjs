@@ -91,6 +91,75 @@ describe('the first hour', () => {
   })
 })
 
+// Failures are easy to spot (issue 18 point 10): a conversation whose last
+// mail is a failure report (a working-directory failure starts no run) is
+// marked "Failed" in words in the list and the card view and in the tree,
+// and previews are plain text, never raw Markdown. Approving is never blind
+// (point 8): the Waiting for you card leads with what will run, and an
+// English reader's cards and request mails carry no Chinese (point 2).
+describe('lists and cards', () => {
+  const report = 'Agent claude could not handle your mail: its working directory is not usable.\n\n**What to do:** create `/nowhere/app` on the agent\'s machine.\n'
+  let session, failure
+
+  before(async () => {
+    const ws = tempDir('agentmail-e2e-ws-')
+    const sent = await admin.post('/me/mail/send', { to: `claude@${ws}.new`, subject: 'Say hello', body: 'Hello there' })
+    session = sent.session_id
+    failure = await claude.post('/mail/send', {
+      to: ADMIN, subject: '处理失败: Say hello', body: 'seed form', reply_to: sent.mail_id,
+      relay: 'summary', relay_key: `workspace-failure:${sent.mail_id}`, mail_type: 'failure_report',
+      translations: [{ language: 'en', subject: 'Failed: Say hello', body: report }, { language: 'zh', subject: '处理失败: Say hello', body: '智能体 claude 未能处理你的邮件。' }],
+    })
+  })
+
+  test('a failed conversation is marked in words in the list, the cards and the tree; previews are plain text', async () => {
+    await page.goto(gw.url + '/inbox')
+    const row = page.locator(`[data-testid="session-row"][data-session-id="${session}"]`)
+    await row.waitFor()
+    assert.equal(await row.getAttribute('data-failed'), 'true')
+    assert.equal(await row.getByTestId('row-failed').innerText(), 'Failed')
+    const preview = await row.getByTestId('row-subject').innerText()
+    assert.match(preview, /^Say hello — Agent claude could not handle your mail: its working directory is not usable\. What to do: create/)
+    assert.doesNotMatch(preview, /\*\*|`/)
+
+    await page.getByTestId('view-cards').click()
+    const card = page.locator(`[data-testid="session-card"][data-session-id="${session}"]`)
+    await card.waitFor()
+    assert.equal(await card.getByTestId('row-failed').innerText(), 'Failed')
+    const text = await card.innerText()
+    assert.match(text, /What to do: create \/nowhere\/app on the agent's machine\./)
+    assert.doesNotMatch(text, /\*\*|`/)
+    await page.getByTestId('view-list').click()
+
+    await page.goto(`${gw.url}/inbox/${session}?tree=${failure.mail_id}`)
+    const node = page.locator('[data-testid="tree-node"][data-failed="true"]')
+    await node.waitFor()
+    assert.match(await node.innerText(), /Failed/)
+    assert.doesNotMatch(await page.getByTestId('tree').innerText(), /\*\*|`/)
+    // The person's own mail above it is not marked.
+    assert.equal(await page.locator('[data-testid="tree-node"][data-failed="false"]').count(), 1)
+  })
+
+  test('the Waiting for you card leads with what will run; an English reader reads no Chinese', async () => {
+    const perm = await claude.post('/permission/request', {
+      question: 'May I tidy up the build output?', session_id: session, relay_key: 'e2e-first-perm',
+      tool: 'Bash', tool_input: { command: 'rm -rf build/' },
+    })
+    await page.goto(gw.url + '/waiting')
+    const card = page.locator(`[data-testid="waiting-list"] [data-testid="permission-card"][data-mail-id="${perm.mail_id}"]`)
+    await card.waitFor()
+    assert.equal((await card.getByTestId('permission-call').locator('pre').innerText()).trim(), 'Bash: rm -rf build/')
+    assert.doesNotMatch(await card.innerText(), /[\u4e00-\u9fff]/, 'Chinese on the English card')
+    // With a keyboard (this desktop page), the active card names its keys.
+    assert.match(await card.innerText(), /y approve · n deny/)
+    // The request mail in the conversation, as the gateway wrote it for an English reader.
+    const mail = await admin.get(`/me/mail/${perm.mail_id}`)
+    assert.match(mail.subject + mail.body, /rm -rf build\//)
+    assert.doesNotMatch(mail.subject + mail.body, /[\u4e00-\u9fff]/, 'Chinese in the English request mail')
+    await admin.post(`/me/permission/${perm.mail_id}/decide`, { decision: 'deny' })
+  })
+})
+
 describe('a phone', () => {
   test('the key table at 390 px reaches Revoke without sideways scrolling; the wording is "User keys"', async () => {
     await admin.post('/me/keys', { label: 'phone-test', lifecycle: 'permanent' })
@@ -115,6 +184,19 @@ describe('a phone', () => {
     assert.equal(wide, false, 'the key table scrolls sideways at 390 px')
     assert.match(await p.locator('main').innerText(), /User keys/)
     assert.doesNotMatch(await p.locator('main').innerText(), /Client keys/)
+
+    // A touch screen has no keyboard: the active card shows no "y approve · n deny" hint.
+    const ws = tempDir('agentmail-e2e-phone-')
+    const sent = await admin.post('/me/mail/send', { to: `claude@${ws}.new`, subject: 'On the phone', body: 'hi' })
+    const perm = await claude.post('/permission/request', {
+      question: 'May I?', session_id: sent.session_id, relay_key: 'e2e-phone-perm', tool: 'Bash', tool_input: { command: 'make' },
+    })
+    await p.goto(gw.url + '/waiting')
+    const card = p.locator(`[data-testid="permission-card"][data-mail-id="${perm.mail_id}"]`)
+    await card.waitFor()
+    assert.equal(await p.evaluate(() => matchMedia('(pointer: coarse)').matches), true, 'the phone has a coarse pointer')
+    assert.doesNotMatch(await card.innerText(), /y approve/)
+    await admin.post(`/me/permission/${perm.mail_id}/decide`, { decision: 'deny' })
     await c.close()
   })
 })
@@ -173,6 +255,19 @@ describe('a full disk', { skip: !canMountTmpfs() && 'unshare -rm cannot mount a 
     assert.equal(status, 507, 'an upload on the full disk answers 507')
     const ready = await (await fetch(full.url + '/readyz')).json()
     assert.equal(ready.storage, 'full')
+    // A send that needs space names the full disk too, not a bare internal error.
+    // (what the uploads left may still hold a mail or two: send until the disk is full)
+    let why
+    for (let i = 0; i < 5 && !why; i++) {
+      const res = await fullAdmin.post('/me/mail/send', { to: 'lin', subject: `On a full disk ${i}`, body: 'y'.repeat(1000000) }, { raw: true, expect: undefined }).catch((e) => e)
+      const m = res instanceof Error ? /→ (\d+): (.*)$/s.exec(res.message) : null
+      if (m && m[1] === '507') why = JSON.parse(m[2])
+      else assert.ok(!(res instanceof Error), `a send on the filling disk: ${res?.message}`)
+    }
+    assert.ok(why, 'a send on the full disk answers 507')
+    assert.equal(why.code, 'storage_full')
+    assert.match(why.error, /^the gateway's disk is full: free space in /)
+    assert.match(await (await fetch(full.url + '/metrics')).text(), /\nagentmail_storage_full 1\n/)
 
     for (const p of [en, zh]) {
       await p.reload()

@@ -573,7 +573,7 @@ describe('web page against a real gateway', () => {
     assert.equal(sessions.length, 1, 'one session')
   })
 
-  test('a failed upload blocks sending until retried or removed', async () => {
+  test('a file over the size limit: said once, in one unit, no futile retry, sent once removed', async () => {
     await openCompose('With a big file')
     const big = Buffer.alloc(MAX_ATTACHMENT_BYTES + 4096, 'x')
     await page.getByTestId('compose-file').setInputFiles({ name: 'big.log', mimeType: 'text/plain', buffer: big })
@@ -581,13 +581,19 @@ describe('web page against a real gateway', () => {
     await page.locator('[data-testid="compose-attachments"] li[data-state="error"]').waitFor()
     const sends = await countSends(async () => {
       await page.getByTestId('compose-body').press('Control+Enter')
-      await page.getByTestId('compose-error').filter({ hasText: 'big.log' }).waitFor()
       await page.getByTestId('compose-send').click()
-      await page.getByTestId('compose-error').filter({ hasText: 'big.log' }).waitFor()
     })
     assert.equal(sends, 0, 'nothing was sent without the attachment')
     assert.equal(await page.getByTestId('compose').count(), 1, 'the form stays open')
-    assert.equal(await chip.getByTestId('upload-retry').count(), 1, 'retry is offered')
+    // Why, on the file; what blocks sending, once, beside Send.
+    assert.match(await chip.innerText(), /larger than the limit of 1 MiB/)
+    assert.match(await page.getByTestId('compose-upload-block').innerText(), /^Too large to send: big\.log\. Remove/)
+    assert.equal(await page.getByTestId('compose-error').count(), 0, 'the same message is not repeated above Send')
+    const form = await page.getByTestId('compose').innerText()
+    assert.doesNotMatch(form, /bytes/, 'sizes in one unit (MiB), not bytes')
+    assert.equal((form.match(/Too large to send/g) ?? []).length, 1)
+    // A retry cannot make the file smaller: none is offered.
+    assert.equal(await chip.getByTestId('upload-retry').count(), 0, 'no retry for a file over the limit')
     await chip.getByTestId('upload-remove').click()
     await page.getByTestId('compose-body').press('Control+Enter')
     await page.getByTestId('compose').waitFor({ state: 'detached' })

@@ -2819,6 +2819,8 @@ export interface components {
             last_activity: string;
             last_from?: string;
             last_mail_id?: string;
+            /** @enum {string} */
+            last_mail_type?: "normal" | "permission_request" | "permission_decision" | "failure_report" | "reminder";
             last_snippet?: string;
             mail_count: number;
             origin?: components["schemas"]["SessionRef"] | null;

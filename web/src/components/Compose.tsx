@@ -1,5 +1,5 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react'
-import { api } from '../api/client'
+import { api, ApiError } from '../api/client'
 import type { Attachment, Importance, Mail } from '../api/types'
 import { useI18n } from '../i18n'
 import { isParsed, parseAddress, splitAddressList } from '../lib/address'
@@ -21,8 +21,18 @@ interface Upload {
   state: 'uploading' | 'done' | 'error'
   attachment?: Attachment
   error?: string
+  /**
+   * tooLarge: the gateway refused the file for its size (413), so trying
+   * again cannot help and no retry is offered; the file can only be removed.
+   */
+  tooLarge?: boolean
   /** The chosen file, kept so a failed upload can be tried again. */
   file?: File
+}
+
+/** uploadRefusedForSize tells whether an upload failed because the file is over a size limit or quota. */
+function uploadRefusedForSize(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 413
 }
 
 /**
@@ -101,7 +111,8 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
   const budgetParsed = parseBudgetInput(budget)
   const budgetShown = !isReply && !isForward
   const uploading = uploads.filter((u) => u.state === 'uploading')
-  const failed = uploads.filter((u) => u.state === 'error')
+  const failed = uploads.filter((u) => u.state === 'error' && !u.tooLarge)
+  const tooLarge = uploads.filter((u) => u.state === 'error' && u.tooLarge)
 
   const draft: Draft = {
     to,
@@ -125,7 +136,7 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
     setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'uploading', error: undefined } : x)))
     api.upload(f).then(
       (a) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'done', attachment: a, file: undefined } : x))),
-      (e) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'error', error: errorText(e) } : x))),
+      (e) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, state: 'error', error: errorText(e), tooLarge: uploadRefusedForSize(e) } : x))),
     )
   }
 
@@ -143,9 +154,11 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
   const uploadBlock =
     uploading.length > 0
       ? t('compose.waitUploads', { names: uploading.map((u) => u.name).join(', ') })
-      : failed.length > 0
-        ? t('compose.failedUploads', { names: failed.map((u) => u.name).join(', ') })
-        : ''
+      : tooLarge.length > 0
+        ? t('compose.tooLargeUploads', { names: tooLarge.map((u) => u.name).join(', ') })
+        : failed.length > 0
+          ? t('compose.failedUploads', { names: failed.map((u) => u.name).join(', ') })
+          : ''
 
   const send = async () => {
     if (sending.current) return
@@ -158,7 +171,8 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
       budgetRef.current?.focus()
       return setError(t('compose.fixBudget'))
     }
-    if (uploadBlock) return setError(uploadBlock)
+    // Said once, beside Send (compose-upload-block), not a second time above it.
+    if (uploadBlock) return
     sending.current = true
     setBusy(true)
     try {
@@ -289,7 +303,7 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
                     <span>{u.state === 'uploading' ? t('compose.uploading', { name: u.name }) : u.name}</span>
                     <span className="text-slate-500">{formatBytes(u.size)}</span>
                     {u.error && <span>— {u.error}</span>}
-                    {u.state === 'error' && u.file && (
+                    {u.state === 'error' && u.file && !u.tooLarge && (
                       <button type="button" className="ml-1 rounded-full px-1.5 font-medium underline hover:bg-red-100" onClick={() => startUpload(u.key, u.file!)} data-testid="upload-retry">
                         {t('compose.retryUpload')}
                       </button>
@@ -316,7 +330,7 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
             {t('compose.discard')}
           </Button>
           {uploadBlock && (
-            <span id={`${ids.cc}-block`} className="text-xs text-slate-600" data-testid="compose-upload-block">
+            <span id={`${ids.cc}-block`} role="status" className={`text-xs ${tried ? 'font-medium text-red-700' : 'text-slate-600'}`} data-testid="compose-upload-block">
               {uploadBlock}
             </span>
           )}

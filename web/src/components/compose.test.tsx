@@ -107,14 +107,17 @@ describe('ComposeDialog keeps attachments', () => {
     ctrlEnter(x)
     click(x.q('compose-send'))
     expect(send).not.toHaveBeenCalled()
-    expect(x.q('compose-error').textContent).toMatch(/upload/i)
+    // Said once, beside Send, not a second time above it.
+    expect(x.q('compose-upload-block').textContent).toMatch(/upload/i)
+    expect(x.has('compose-error')).toBe(false)
 
-    first.reject(new ApiError(413, { error: 'attachment too large', code: 'attachment_too_large' }))
+    first.reject(new ApiError(503, { error: 'the gateway is restarting', code: 'unavailable' }))
     await vi.waitFor(() => expect(x.q('compose-attachments').querySelector('li')!.getAttribute('data-state')).toBe('error'))
     ctrlEnter(x)
     click(x.q('compose-send'))
     expect(send).not.toHaveBeenCalled()
-    expect(x.q('compose-error').textContent).toContain('notes.txt')
+    expect(x.q('compose-upload-block').textContent).toContain('notes.txt')
+    expect(x.has('compose-error')).toBe(false)
 
     upload.mockResolvedValueOnce(ATT)
     click(x.q('compose-attachments').querySelector('[data-testid="upload-retry"]')!)
@@ -122,6 +125,20 @@ describe('ComposeDialog keeps attachments', () => {
     ctrlEnter(x)
     await vi.waitFor(() => expect(send).toHaveBeenCalledTimes(1))
     expect(send.mock.calls[0][0].attachment_ids).toEqual(['att1'])
+  })
+
+  it('offers no retry for a file over the size limit, only its removal', async () => {
+    upload.mockRejectedValueOnce(new ApiError(413, { error: 'the attachment is larger than the limit of 25 MiB', code: 'attachment_too_large' }))
+    const x = open()
+    typeInto(x.q('compose-subject'), 'S')
+    await ready(x)
+    chooseFiles(x.q<HTMLInputElement>('compose-file'), [new File(['x'], 'big.bin')])
+    await vi.waitFor(() => expect(x.q('compose-attachments').querySelector('li')!.getAttribute('data-state')).toBe('error'))
+    expect(x.q('compose-attachments').querySelector('[data-testid="upload-retry"]')).toBeNull()
+    expect(x.q('compose-upload-block').textContent).toMatch(/^Too large to send: big\.bin\. Remove/)
+    ctrlEnter(x)
+    expect(send).not.toHaveBeenCalled()
+    expect(x.has('compose-error')).toBe(false)
   })
 
   it('sends without the file once the failed upload is removed', async () => {

@@ -87,6 +87,7 @@ export const en = {
   'list.mails': '{count} mails',
   'list.you': 'you',
   'list.to': 'To: {to}',
+  'list.failed': 'Failed',
   'list.noSubject': '(no subject)',
   'list.conversations': 'Conversations',
 
@@ -222,6 +223,7 @@ export const en = {
   'compose.fixBudget': 'Fix the round-trip budget before sending: a whole number from 0 to 10000, or empty.',
   'compose.waitUploads': 'Wait until the attachments have uploaded: {names}.',
   'compose.failedUploads': 'These attachments did not upload: {names}. Try again or remove them before sending.',
+  'compose.tooLargeUploads': 'Too large to send: {names}. Remove them, then send (a smaller or split file can be attached instead).',
   'compose.retryUpload': 'Try again',
   'compose.closeTitle': 'Close this mail?',
   'compose.closeMessage': 'It has not been sent. Keep it as a draft to finish later (it opens again the next time you write this mail), or discard it.',

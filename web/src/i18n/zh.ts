@@ -86,6 +86,7 @@ export const zh: Record<MsgKey, string> = {
   'list.mails': '{count} 封邮件',
   'list.you': '我',
   'list.to': '收件人：{to}',
+  'list.failed': '处理失败',
   'list.noSubject': '（无主题）',
   'list.conversations': '会话',
 
@@ -221,6 +222,7 @@ export const zh: Record<MsgKey, string> = {
   'compose.fixBudget': '请先修正往返预算再发送：0 到 10000 之间的整数，或留空。',
   'compose.waitUploads': '请等附件上传完成：{names}。',
   'compose.failedUploads': '这些附件没有上传成功：{names}。请重试，或先移除再发送。',
+  'compose.tooLargeUploads': '这些附件太大，无法发送：{names}。请先移除再发送（可以改附更小或拆分后的文件）。',
   'compose.retryUpload': '重试',
   'compose.closeTitle': '关闭这封邮件？',
   'compose.closeMessage': '邮件还没有发送。可以保存为草稿稍后继续（下次写这封邮件时会恢复），也可以放弃。',

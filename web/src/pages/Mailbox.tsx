@@ -325,6 +325,25 @@ function rowClass(selected: boolean, current: boolean): string {
   } ${selected ? 'border-l-4 border-blue-600' : 'border-l-4 border-transparent'}`
 }
 
+/**
+ * sessionFailed tells whether a conversation's latest news is a failure:
+ * its last mail is a failure report (a working-directory failure starts no
+ * run) or its latest run failed.
+ */
+function sessionFailed(s: Pick<Session, 'last_mail_type' | 'run_state'>): boolean {
+  return s.last_mail_type === 'failure_report' || s.run_state === 'failed'
+}
+
+/** FailedBadge marks a failed conversation in words, not only a coloured dot. */
+function FailedBadge() {
+  const { t } = useI18n()
+  return (
+    <span className="shrink-0 rounded bg-red-600 px-1.5 text-[11px] font-semibold text-white" data-testid="row-failed">
+      {t('list.failed')}
+    </span>
+  )
+}
+
 function RunDot({ state }: { state?: string }) {
   const { t } = useI18n()
   if (!state) return null
@@ -342,8 +361,9 @@ export function SessionRow({ s, me, selected, current, onOpen, locale, importanc
   const { t } = useI18n()
   const unread = s.unread > 0
   const who = counterpart(s, me)
+  const failed = sessionFailed(s)
   return (
-    <button type="button" className={`${rowClass(selected, current)} flex items-center gap-3 px-3 py-2.5`} onClick={onOpen} data-testid="session-row" data-session-id={s.session_id} data-unread={unread} aria-current={current ? 'true' : undefined}>
+    <button type="button" className={`${rowClass(selected, current)} flex items-center gap-3 px-3 py-2.5`} onClick={onOpen} data-testid="session-row" data-session-id={s.session_id} data-unread={unread} data-failed={failed} aria-current={current ? 'true' : undefined}>
       <span className="flex h-9 w-9 shrink-0 items-center justify-center rounded-full bg-slate-200 text-sm font-semibold uppercase text-slate-700" aria-hidden="true">
         {who.slice(0, 1)}
       </span>
@@ -355,7 +375,7 @@ export function SessionRow({ s, me, selected, current, onOpen, locale, importanc
           <span className="min-w-0 truncate font-mono text-[11px] text-slate-500" data-testid="row-address">
             {sessionAddress(s)}
           </span>
-          <RunDot state={s.run_state} />
+          {failed ? <FailedBadge /> : <RunDot state={s.run_state} />}
           <ImportanceBadge importance={importance} />
           <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
         </span>
@@ -376,9 +396,11 @@ export function SessionRow({ s, me, selected, current, onOpen, locale, importanc
 export function SessionCard({ s, me, selected, current, onOpen, locale, importance }: { s: Session; me: string; selected: boolean; current: boolean; onOpen: () => void; locale: string; importance?: Mail['importance'] }) {
   const { t } = useI18n()
   const unread = s.unread > 0
+  const failed = sessionFailed(s)
   return (
-    <button type="button" className={`${rowClass(selected, current)} flex flex-col gap-1 rounded-md border border-slate-200 p-3 shadow-sm`} onClick={onOpen} data-testid="session-card" data-session-id={s.session_id} data-unread={unread} aria-current={current ? 'true' : undefined}>
+    <button type="button" className={`${rowClass(selected, current)} flex flex-col gap-1 rounded-md border ${failed ? 'border-red-300' : 'border-slate-200'} p-3 shadow-sm`} onClick={onOpen} data-testid="session-card" data-session-id={s.session_id} data-unread={unread} data-failed={failed} aria-current={current ? 'true' : undefined}>
       <span className="flex items-center gap-2">
+        {failed && <FailedBadge />}
         <ImportanceBadge importance={importance} />
         <span className={`truncate text-sm ${unread ? 'font-bold text-slate-900' : 'font-medium text-slate-800'}`}>{s.subject || t('list.noSubject')}</span>
         <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
@@ -389,7 +411,7 @@ export function SessionCard({ s, me, selected, current, onOpen, locale, importan
       </span>
       <span className="flex flex-wrap items-center gap-2 pt-1">
         <span className="truncate font-mono text-[11px] text-slate-500">{sessionAddress(s)}</span>
-        <RunDot state={s.run_state} />
+        {!failed && <RunDot state={s.run_state} />}
         <span className="ml-auto flex items-center gap-1.5">
           <BudgetBadge max={s.budget_max} used={s.used_rounds} />
           {s.pending_permissions > 0 && <Count n={s.pending_permissions} tone="amber" label={t('list.waiting', { count: s.pending_permissions })} />}

@@ -124,14 +124,16 @@ export function TreeView({ mailId, onOpen, session, onOpenSession }: {
       <ol role="tree" className="flex flex-col gap-1">
         {nodes.map((n) => {
           const isFocus = n.mail_id === focus
+          const failed = n.mail_type === 'failure_report'
           return (
-            <li key={n.mail_id} role="treeitem" aria-level={n.depth + 1} aria-selected={isFocus} data-focus={isFocus} data-testid="tree-node" style={{ paddingLeft: `${Math.min(n.depth, 8) * 1.25}rem` }}>
+            <li key={n.mail_id} role="treeitem" aria-level={n.depth + 1} aria-selected={isFocus} data-focus={isFocus} data-failed={failed} data-testid="tree-node" style={{ paddingLeft: `${Math.min(n.depth, 8) * 1.25}rem` }}>
               <button
                 type="button"
-                className={`flex w-full flex-col rounded-md border px-2 py-1.5 text-left text-sm hover:bg-slate-50 ${isFocus ? 'border-blue-400 bg-blue-50' : 'border-slate-200'}`}
+                className={`flex w-full flex-col rounded-md border px-2 py-1.5 text-left text-sm hover:bg-slate-50 ${isFocus ? 'border-blue-400 bg-blue-50' : failed ? 'border-red-300 bg-red-50' : 'border-slate-200'}`}
                 onClick={() => onOpen(n)}
               >
                 <span className="flex items-baseline gap-2">
+                  {failed && <span className="shrink-0 rounded bg-red-600 px-1.5 text-[10px] font-semibold text-white">{t('list.failed')}</span>}
                   <span className="font-medium text-slate-900">{n.from_name}</span>
                   {isFocus && <span className="rounded bg-blue-600 px-1 text-[10px] text-white">{t('tree.current')}</span>}
                   <span className="truncate text-xs text-slate-500">{n.subject}</span>
