@@ -35,7 +35,9 @@ type walSyncer struct {
 	db      string // the database file's path (when there is no WAL file)
 	mu      sync.Mutex
 	pending []syncAnswer
-	events  int64 // the highest event id committed by pending answers
+	events  int64         // the highest event id committed by pending answers
+	busy    bool          // an fsync runs
+	idle    chan struct{} // closed when the running fsync has answered
 	wake    chan struct{}
 	quit    chan struct{}
 	wg      sync.WaitGroup
@@ -74,15 +76,12 @@ func (w *walSyncer) answerAfterSync(answers []syncAnswer, maxEvent int64) {
 	}
 }
 
-// waiting answers how many answers wait for an fsync (0 without a
-// syncer).
-func (w *walSyncer) waiting() int {
-	if w == nil {
-		return 0
-	}
+// idleChan answers whether an fsync runs and a channel closed once it
+// has answered its batches.
+func (w *walSyncer) idleChan() (<-chan struct{}, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.pending)
+	return w.idle, w.busy
 }
 
 func (w *walSyncer) loop() {
@@ -103,10 +102,19 @@ func (w *walSyncer) flush() {
 	w.mu.Lock()
 	answers, events := w.pending, w.events
 	w.pending = nil
+	if len(answers) > 0 {
+		w.busy, w.idle = true, make(chan struct{})
+	}
 	w.mu.Unlock()
 	if len(answers) == 0 {
 		return
 	}
+	defer func() {
+		w.mu.Lock()
+		w.busy = false
+		close(w.idle)
+		w.mu.Unlock()
+	}()
 	if w.beforeSync != nil {
 		w.beforeSync()
 	}

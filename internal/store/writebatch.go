@@ -41,9 +41,10 @@ const maxBatch = 128
 // would cost a whole commit for one request. So when the previous batch
 // held more than one request and fewer than half as many are queued, the
 // writer waits up to batchLinger for that half (the other requests keep
-// the processor busy meanwhile), not counting the requests whose answers
-// wait for the WAL's fsync (walsync.go), which cannot come back before it.
-// In the quiet case, one request at a time, nothing waits.
+// the processor busy meanwhile). In the quiet case, one request at a
+// time, nothing waits. With the WAL flushed beside the writer (SQLite,
+// synchronous=full, walsync.go) the batch grows instead while an fsync
+// runs (moreForBatch).
 const batchLinger = 2 * time.Millisecond
 
 // maxAttempts bounds the runs of one request that keeps being aborted as
@@ -155,7 +156,7 @@ func (s *Store) writeLoop() {
 				break drain
 			}
 		}
-		if want := prev/2 - s.wsync.waiting(); len(batch) < want {
+		if want := prev / 2; s.wsync == nil && len(batch) < want {
 			if linger == nil {
 				linger = time.NewTimer(batchLinger)
 			} else {
@@ -359,9 +360,14 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	}
 	// Alone in its transaction, a request needs no savepoint: a failure
 	// rolls the transaction back.
-	alone := len(batch) == 1
+	single := len(batch) == 1
 	events := 0
-	for i, r := range batch {
+	for i := 0; i < len(batch) || s.moreForBatch(&batch); i++ {
+		r := batch[i]
+		for len(errs) < len(batch) { // moreForBatch added requests
+			errs, ran, retry = append(errs, nil), append(ran, false), append(retry, false)
+		}
+		alone := single && i == 0 // the first ran without a savepoint
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
@@ -433,6 +439,42 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	s.kickCheckpoint()
 	answer(true)
 	return again
+}
+
+// moreForBatch adds to a batch whose requests have all run the requests
+// that arrive while the WAL syncer's fsync runs (walsync.go), and answers
+// whether it added any. Their answers would wait for the fsync after that
+// one anyway, which begins when this batch commits; so they share its
+// commit (one commit and one index segment for all of them), and the work
+// of running them overlaps the fsync instead of stalling the next one. The
+// batch commits once the fsync has ended, at maxBatch requests, or at
+// Close; without a syncer nothing is added.
+func (s *Store) moreForBatch(batch *[]*writeReq) bool {
+	if s.wsync == nil || len(*batch) >= maxBatch {
+		return false
+	}
+	b := &s.batch
+	idle, busy := s.wsync.idleChan()
+	if !busy {
+		return false
+	}
+	select {
+	case r := <-b.reqs:
+		*batch = append(*batch, r)
+		for len(*batch) < maxBatch {
+			select {
+			case r := <-b.reqs:
+				*batch = append(*batch, r)
+			default:
+				return true
+			}
+		}
+		return true
+	case <-idle:
+		return false
+	case <-b.quit:
+		return false
+	}
 }
 
 // flushUnread writes the batch's unread counter deltas, in name order
