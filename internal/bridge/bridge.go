@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -315,7 +317,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 	req := client.RegisterRequest{Name: b.cfg.Settings.AgentName, Platform: b.adapter.Name(), Workspaces: []client.Workspace{}}
 	delay := b.cfg.ReconnectMin
-	waiting := false // said once
+	waiting := false     // said once
+	unreachable := false // said once
 	for {
 		agent, err := b.gw.Register(ctx, req)
 		if err == nil {
@@ -345,7 +348,15 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 			}
 			return nil, fmt.Errorf("registering with %s: %s", b.cfg.Settings.GatewayURL, gatewayReason(err))
 		}
-		b.log.Warn("gateway not reachable for registration; retrying", "err", err, "in", delay)
+		// Said once, with what to check (issue 18 point 7); the retries
+		// after it at debug level; "connected to …" follows once it answers.
+		if !unreachable {
+			unreachable = true
+			b.log.Warn(fmt.Sprintf("cannot reach the gateway at %s (%s); trying again until it answers (check that the gateway runs there and AGENTMAIL_GATEWAY_URL)",
+				b.cfg.Settings.GatewayURL, networkReason(err)))
+		} else {
+			b.log.Debug("still cannot reach the gateway for registration", "err", err, "in", delay)
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -360,4 +371,17 @@ func minDuration(a, b time.Duration) time.Duration {
 		return a
 	}
 	return b
+}
+
+// networkReason answers why a request found no gateway in the network's
+// own words ("connect: connection refused", "no such host"), without the
+// request's method and endpoint; any other error as it reads.
+func networkReason(err error) string {
+	if op := (*net.OpError)(nil); errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return gatewayReason(err)
 }

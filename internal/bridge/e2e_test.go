@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -588,5 +589,57 @@ func TestE2EDecisionAnswersTheAskAndAlwaysBecomesAGrant(t *testing.T) {
 	}
 	if len(l.Permissions) != 1 {
 		t.Fatalf("permission requests = %d, want 1: the grant answered the second ask", len(l.Permissions))
+	}
+}
+
+// A bridge started before its gateway (issue 18 point 7): it says once
+// which gateway it cannot reach, in the network's words and with what to
+// check (no method, endpoint or dial error), keeps trying, and connects by
+// itself once the gateway runs there and the key it generated is registered.
+func TestE2EBridgeStartedBeforeItsGatewaySaysSoOnceAndConnects(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	url := "http://" + addr
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + url,
+		"AGENTMAIL_AGENT_NAME=early", "AGENTMAIL_CLAUDE_BIN=/bin/true", "AGENTMAIL_SANDBOX=off"}
+	p := startBridgeProcess(t, env, "--platform", "claude")
+	want := "cannot reach the gateway at " + url + " (connect: connection refused); trying again until it answers (check that the gateway runs there and AGENTMAIL_GATEWAY_URL)"
+	waitStderr(t, p, want)
+
+	gw := gatewayproc.Serve(t, gatewayproc.Options{
+		Args: []string{"--addr", addr, "--data-dir", t.TempDir(), "--admin-user", "admin", "--admin-password", mailrig.AdminPassword},
+		Env:  []string{"AGENTMAIL_ADDR=", "DATABASE_URL="},
+	})
+	waitStderr(t, p, "waiting for an admin to register the agent key")
+	admin := client.New(gw.URL, client.WithCookieJar())
+	if _, err := admin.Login(context.Background(), client.LoginRequest{Username: "admin", Password: mailrig.AdminPassword}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(bridge.KeyFile(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateAgentKey(context.Background(), client.CreateAgentKeyRequest{AgentName: "early", KeyToken: strings.TrimSpace(string(key)),
+		Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	waitStderr(t, p, "connected to "+url+" as early")
+	out := p.Log.String()
+	if n := strings.Count(out, "cannot reach the gateway"); n != 1 {
+		t.Errorf("the unreachable gateway was said %d times, want once:\n%s", n, out)
+	}
+	for _, dev := range []string{"dial tcp", "/api/v1/agent/register", "Post \""} {
+		if strings.Contains(out, dev) {
+			t.Errorf("the bridge's output shows %q:\n%s", dev, out)
+		}
+	}
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(t, p); err != nil {
+		t.Fatalf("SIGTERM exit: %v\n%s", err, p.Log)
 	}
 }
