@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/store/storetest"
 )
 
 // A person who joins a session later (cc'd into it) was never sent the
@@ -18,7 +19,7 @@ func TestALateJoinerCannotDecideEarlierRequestsOrReadEarlierTranscripts(t *testi
 	if testing.Short() {
 		t.Skip("starts the gateway binary")
 	}
-	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), ""))
+	e := newPeopleAndAgents(t, startGatewayWithFlags(t, t.TempDir(), storetest.DatabaseURL(t)))
 	ctx, alice, bob, bot := e.ctx, e.alice, e.bob, e.bot
 	sent, err := alice.MeSend(ctx, client.SendMailRequest{To: "bot@/work/plan.new", Subject: "work", Body: "the secret plan"})
 	if err != nil {
