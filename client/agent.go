@@ -132,6 +132,12 @@ func (c *Client) SessionRuns(ctx context.Context, sessionID string) (*RunList, e
 	return getAs[RunList](ctx, c, apiPath("/sessions/%s/runs", sessionID), nil)
 }
 
+// OpenRuns lists the agent's own runs that have not ended (running,
+// queued, idle), oldest first, at most 200 (GET /api/v1/runs).
+func (c *Client) OpenRuns(ctx context.Context) (*RunList, error) {
+	return getAs[RunList](ctx, c, apiPath("/runs"), nil)
+}
+
 // PutRun creates or updates a run (PUT /api/v1/runs/{run_id}, an upsert);
 // run.RunID names it and must not be empty.
 func (c *Client) PutRun(ctx context.Context, run Run) (*Run, error) {

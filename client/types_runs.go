@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Run states (seed 004 section 1, with queued): one vocabulary everywhere.
 // running: the platform process is alive and the turn has not ended; idle:
@@ -95,4 +98,13 @@ type RunStopResponse struct {
 // GET /api/v1/sessions/{id}/runs.
 type RunList struct {
 	Runs []Run `json:"runs"`
+}
+
+// IsStopWord reports whether a mail body is the stop word of issue 16: its
+// whole text, trimmed, in any case, is "stop" or "停止". A person's mail
+// that is one stops the recipient agent's running turn of the session and
+// starts no turn (docs/CONTRACT.md, run supervision).
+func IsStopWord(body string) bool {
+	t := strings.TrimSpace(body)
+	return strings.EqualFold(t, "stop") || t == "停止"
 }

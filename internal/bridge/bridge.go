@@ -93,6 +93,12 @@ type Bridge struct {
 	// platformVersion is the start-up check's `--version` answer (under mu).
 	platformVersion string
 	ctl             *runControl
+	// reconcileMu makes one reconcileRuns or lost-run end at a time;
+	// lost holds the runs an earlier process left that this one ended
+	// (reconcile.go, under lostMu).
+	reconcileMu sync.Mutex
+	lostMu      sync.Mutex
+	lost        map[string]bool
 
 	mu           sync.Mutex
 	agentName    string
@@ -159,6 +165,7 @@ func New(cfg Config) (*Bridge, error) {
 		delivered:    newDeliveredSet(),
 		slots:        newSlots(cfg.MaxTurns),
 		ctl:          newRunControl(),
+		lost:         map[string]bool{},
 		platformOf:   map[string]string{},
 		mailDriven:   map[string]bool{},
 		fingerprints: map[string]string{},

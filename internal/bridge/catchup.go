@@ -64,6 +64,10 @@ func (b *Bridge) catchUp(ctx context.Context, pending int) {
 		if b.delivered.has(m.MailID) {
 			continue // B-7.6: SSE delivered it meanwhile
 		}
+		if m.FromKind == "person" && client.IsStopWord(m.Body) &&
+			b.judgeStopMail(ctx, stopMail{mailID: m.MailID, sessionID: m.SessionID, from: m.FromName, sentAt: m.CreatedAt}) {
+			continue // a stop, not a turn (issue 16)
+		}
 		if b.alreadyRun(ctx, m) {
 			b.log.Info("catch-up: mail already handled by an earlier run; skipped", "mail_id", m.MailID)
 			continue

@@ -54,22 +54,62 @@ func (l *liveRun) stopRequested() (string, time.Time) {
 	return l.stopBy, l.stopAt
 }
 
-// runControl holds the live runs of a bridge by run id and session.
+// maxOwnRuns bounds how many of its own runs a bridge remembers (the
+// newest ones): enough to tell its own runs from the ones an earlier bridge
+// process left (reconcile.go).
+const maxOwnRuns = 4096
+
+// runControl holds the live runs of a bridge by run id and session, and
+// the runs this bridge process created (own), live or ended.
 type runControl struct {
-	mu     sync.Mutex
-	byRun  map[string]*liveRun
-	idle   map[string]*runReporter // conversation session → its idle run
-	closed chan struct{}           // closed at shutdown: idle watchers settle
+	mu       sync.Mutex
+	byRun    map[string]*liveRun
+	idle     map[string]*runReporter // conversation session → its idle run
+	own      map[string]*runReporter // run id → this process's run (at most maxOwnRuns)
+	ownOrder []string
+	closed   chan struct{} // closed at shutdown: idle watchers settle
 }
 
 func newRunControl() *runControl {
-	return &runControl{byRun: map[string]*liveRun{}, idle: map[string]*runReporter{}, closed: make(chan struct{})}
+	return &runControl{byRun: map[string]*liveRun{}, idle: map[string]*runReporter{},
+		own: map[string]*runReporter{}, closed: make(chan struct{})}
 }
 
+// add holds a live run; it is this process's own from then on. Every run
+// is added before its first report, so a run the gateway lists is either
+// this process's own or one an earlier process left.
 func (c *runControl) add(l *liveRun) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.byRun[l.rep.id()] = l
+	id := l.rep.id()
+	c.byRun[id] = l
+	if _, ok := c.own[id]; !ok {
+		c.own[id] = l.rep
+		c.ownOrder = append(c.ownOrder, id)
+		if len(c.ownOrder) > maxOwnRuns {
+			delete(c.own, c.ownOrder[0])
+			c.ownOrder = c.ownOrder[1:]
+		}
+	}
+}
+
+// ownRun answers this process's run with that id, live or ended (nil when
+// the run is not this process's).
+func (c *runControl) ownRun(runID string) *runReporter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rep := c.own[runID]; rep != nil {
+		return rep
+	}
+	if l := c.byRun[runID]; l != nil {
+		return l.rep
+	}
+	for _, rep := range c.idle { // an idle run outlives maxOwnRuns newer ones
+		if rep.id() == runID {
+			return rep
+		}
+	}
+	return nil
 }
 
 func (c *runControl) remove(l *liveRun) {
@@ -176,14 +216,26 @@ func (c *runControl) shutdown(ctx context.Context) {
 }
 
 // handleRunStop is the run_stop event (issue 16): a person asked the
-// gateway to stop one of this agent's runs.
-func (b *Bridge) handleRunStop(ev client.RunStopEvent) {
+// gateway to stop one of this agent's runs. A run this process ran that
+// ended already needs nothing; one it never ran (an earlier bridge process
+// left it running on the gateway) is ended as the runs found at a
+// connection are (reconcileRuns: finished, stopped, quiescence unproven,
+// with a notice), in the background.
+func (b *Bridge) handleRunStop(ctx context.Context, ev client.RunStopEvent) {
 	l := b.ctl.get(ev.RunID)
-	if l == nil {
-		b.log.Info("stop asked for a run this bridge does not run (it ended, or ran before a restart)", "run_id", ev.RunID, "stopped_by", ev.StoppedBy)
+	if l != nil {
+		b.requestStop(l, ev.StoppedBy)
 		return
 	}
-	b.requestStop(l, ev.StoppedBy)
+	if b.ctl.ownRun(ev.RunID) != nil {
+		b.log.Info("stop asked for a run that already ended", "run_id", ev.RunID, "stopped_by", ev.StoppedBy)
+		b.turns.Add(1)
+		go func() { defer b.turns.Done(); b.reconcileRuns(ctx) }() // its end report may not have reached the gateway
+		return
+	}
+	b.log.Info("stop asked for a run this bridge does not hold (an earlier bridge process left it): ending it", "run_id", ev.RunID, "stopped_by", ev.StoppedBy)
+	b.turns.Add(1)
+	go func() { defer b.turns.Done(); b.reconcileRuns(ctx) }()
 }
 
 // requestStop stops a live run for person by: a queued run leaves the

@@ -28,6 +28,12 @@ func (b *Bridge) events(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		s, err := b.cfg.Subscribe(ctx, last)
+		if err == nil {
+			// Runs an earlier bridge process left open on the gateway end
+			// now, before catch-up (reconcile.go); reports this process
+			// could not send are sent again.
+			b.reconcileRuns(ctx)
+		}
 		if first {
 			first = false
 			close(b.sseReady)
@@ -96,7 +102,7 @@ func (b *Bridge) handleEvent(ctx context.Context, ev client.Event) {
 			b.log.Warn("unreadable run_stop event", "event_id", ev.ID, "err", err)
 			return
 		}
-		b.handleRunStop(rs)
+		b.handleRunStop(ctx, rs)
 	case client.EventPermissionDecision:
 		var pd client.PermissionDecisionEvent
 		if err := json.Unmarshal(ev.Data, &pd); err != nil {
@@ -109,22 +115,29 @@ func (b *Bridge) handleEvent(ctx context.Context, ev client.Event) {
 
 // stopByMail is the stop word (issue 16): a person's mail whose whole text
 // is "stop" or "停止" (the gateway marks it) stops the running (else the
-// first queued) turn of its conversation and starts no turn; it answers
-// false when no turn runs there, and the mail is an ordinary one.
+// first queued) turn of its conversation and starts no turn. When this
+// bridge holds no such turn, judgeStopMail decides by the gateway's runs
+// whether a turn was running when the mail was sent (a turn that ended
+// meanwhile, or one an earlier bridge process left); it answers false
+// when none was, and the mail is an ordinary one.
 func (b *Bridge) stopByMail(ctx context.Context, nm client.NewMailEvent) bool {
 	if nm.FromKind != "person" {
 		return false
 	}
+	if b.delivered.has(nm.MailID) {
+		return true
+	}
 	conv := b.conversationOf(ctx, nm.SessionID)
 	l := b.ctl.ofSession(conv.sessionID)
 	if l == nil {
-		return false
+		return b.judgeStopMail(ctx, stopMail{mailID: nm.MailID, sessionID: nm.SessionID, from: nm.FromName, sentAt: nm.CreatedAt})
 	}
 	if !b.delivered.add(nm.MailID) {
 		return true
 	}
 	b.log.Info("stop mail: stopping the session's turn", "mail_id", nm.MailID, "session_id", nm.SessionID, "run_id", l.rep.id(), "from", nm.FromName)
 	b.requestStop(l, nm.FromName)
+	b.stopMailHandled(ctx, nm.MailID, nm.SessionID, "it stopped the running turn")
 	return true
 }
 

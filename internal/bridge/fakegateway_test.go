@@ -34,6 +34,7 @@ type fakeGateway struct {
 	grants     []client.Grant
 	runs       map[string]client.Run
 	runOrder   []string
+	putLog     []client.Run // every run report, in order
 	events     []client.Event
 	streams    []*fakeStream
 	subscribe  []int64 // Last-Event-ID of every subscribe call
@@ -495,6 +496,7 @@ func (g *fakeGateway) PutRun(ctx context.Context, run client.Run) (*client.Run, 
 		g.runOrder = append(g.runOrder, run.RunID)
 	}
 	g.runs[run.RunID] = run
+	g.putLog = append(g.putLog, run)
 	g.changed()
 	return &run, nil
 }
@@ -509,6 +511,43 @@ func (g *fakeGateway) SessionRuns(ctx context.Context, sessionID string) (*clien
 		}
 	}
 	return out, nil
+}
+
+func (g *fakeGateway) OpenRuns(ctx context.Context) (*client.RunList, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := &client.RunList{}
+	for _, id := range g.runOrder {
+		switch r := g.runs[id]; r.State {
+		case client.RunRunning, client.RunQueued, client.RunIdle:
+			out.Runs = append(out.Runs, r)
+		}
+	}
+	return out, nil
+}
+
+func (g *fakeGateway) GetMail(ctx context.Context, id string) (*client.Mail, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m := g.findMailLocked(id); m != nil {
+		c := *m
+		return &c, nil
+	}
+	return nil, &client.APIError{Status: 404}
+}
+
+func (g *fakeGateway) MarkRead(ctx context.Context, req client.MarkReadRequest) (*client.MarkReadResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, id := range req.MailIDs {
+		if _, ok := g.unread[id]; ok {
+			g.unread[id] = req.Unread
+			n++
+		}
+	}
+	g.changed()
+	return &client.MarkReadResponse{Marked: n}, nil
 }
 
 // Subscribe is the bridge.SubscribeFunc of the fake: lastEventID 0 gets

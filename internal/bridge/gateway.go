@@ -44,6 +44,16 @@ type Gateway interface {
 	// SessionRuns is GET /api/v1/sessions/{id}/runs (catch-up skips mails a
 	// run already handled, so a restart never runs a mail twice).
 	SessionRuns(ctx context.Context, sessionID string) (*client.RunList, error)
+	// OpenRuns is GET /api/v1/runs: the agent's runs that have not ended;
+	// at each connection the bridge ends the ones it does not hold
+	// (reconcile.go, issue 16).
+	OpenRuns(ctx context.Context) (*client.RunList, error)
+	// GetMail is GET /api/v1/mail/{id} (not marked read): the mail a run
+	// left by an earlier bridge answers, for its notice.
+	GetMail(ctx context.Context, id string) (*client.Mail, error)
+	// MarkRead is POST /api/v1/mail/read: a stop mail, which no model
+	// reads, is marked read once handled, so no catch-up sees it again.
+	MarkRead(ctx context.Context, req client.MarkReadRequest) (*client.MarkReadResponse, error)
 	// CreateTurnToken is POST /api/v1/agent/turn-tokens: the token the
 	// platform's tools get for one turn (turntoken.go).
 	CreateTurnToken(ctx context.Context, sessionID string) (*client.TurnToken, error)

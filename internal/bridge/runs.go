@@ -110,8 +110,9 @@ func (r *runReporter) start(ctx context.Context) {
 	go r.tick(context.WithoutCancel(ctx))
 }
 
-// tick sends the progress collected since the last report, at most once
-// per progressInterval, until the final report.
+// tick sends the progress collected since the last report, until the
+// final report; two reports of the run are never less than
+// progressInterval apart (issue 16: at most once a second).
 func (r *runReporter) tick(ctx context.Context) {
 	t := time.NewTicker(progressInterval)
 	defer t.Stop()
@@ -122,7 +123,9 @@ func (r *runReporter) tick(ctx context.Context) {
 		case <-t.C:
 		}
 		r.mu.Lock()
-		if !r.dirty {
+		if !r.dirty || r.now().Sub(r.lastPut) < progressInterval {
+			// Nothing new, or a report went out less than progressInterval
+			// ago (a late tick, or another report): the next tick sends it.
 			r.mu.Unlock()
 			continue
 		}
@@ -252,6 +255,15 @@ func (r *runReporter) settle(ctx context.Context) {
 	run := r.run
 	r.mu.Unlock()
 	r.put(context.WithoutCancel(ctx), run, true)
+}
+
+// resend sends the run as last set once more, final or not: the gateway
+// lists it in another state because a report did not reach it (the
+// gateway was down, reconcile.go).
+func (r *runReporter) resend(ctx context.Context) {
+	r.putMu.Lock()
+	defer r.putMu.Unlock()
+	r.send(ctx, r.view())
 }
 
 func (r *runReporter) put(ctx context.Context, run client.Run, final bool) {

@@ -26,10 +26,7 @@ func runView(r store.RunRow) client.Run {
 
 // IsStopWord reports whether a mail body is a stop word (issue 16): its
 // whole text, trimmed, in any case, is "stop" or "停止".
-func IsStopWord(body string) bool {
-	t := strings.TrimSpace(body)
-	return strings.EqualFold(t, "stop") || t == "停止"
-}
+func IsStopWord(body string) bool { return client.IsStopWord(body) }
 
 // checkRunText bounds one of a run's text fields to max characters.
 func checkRunText(field, v string, max int) error {
@@ -238,6 +235,23 @@ func sentStopMail(ctx context.Context, q *store.Q, agent, person, sessionID, aft
 		}
 	}
 	return false, nil
+}
+
+// AgentOpenRuns is GET /api/v1/runs (issue 16): the calling agent's own
+// runs that have not ended (running, queued, idle), oldest first, at most
+// MaxRunsListed. A bridge lists them when its event stream connects and
+// ends the ones it does not hold (a restart or a crash left them). Only an
+// agent key may ask (a turn token is refused by the route); a person gets
+// 404 run_not_found, as for a run that is not theirs.
+func (s *Service) AgentOpenRuns(ctx context.Context, p *Principal) (*client.RunList, error) {
+	if !p.IsAgent() || p.IsTurnToken() {
+		return nil, errRunNotFound
+	}
+	rows, err := s.Read().AgentOpenRuns(ctx, p.Name, MaxRunsListed)
+	if err != nil {
+		return nil, err
+	}
+	return runList(rows), nil
 }
 
 // personTakesPart reports whether name is a person taking part in the

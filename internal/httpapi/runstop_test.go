@@ -261,3 +261,52 @@ func TestAStopReportNamesOnlyAPersonWhoAskedToStop(t *testing.T) {
 	_, err = alpha.PutRun(e.ctx(), later)
 	wantStatus(t, err, 400, "")
 }
+
+// GET /api/v1/runs (issue 16): a bridge that connects lists its agent's own unfinished
+// runs (running, queued, idle), oldest first; ended runs and other agents' runs are not
+// listed; a turn token (the platform's tools) and a person cannot ask.
+func TestAgentOpenRunsListsOnlyTheAgentsUnfinishedRuns(t *testing.T) {
+	e := newEnv(t)
+	alpha := coAgent(e, "alpha")
+	beta := coAgent(e, "beta")
+	carol := e.person("carol")
+	sent, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo + ".new", Cc: "beta@" + coRepo, Subject: "work", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	for i, st := range []string{client.RunIdle, client.RunFinished, client.RunRunning, client.RunFailed, client.RunQueued} {
+		run := client.Run{RunID: "alpha-" + st, SessionID: sent.SessionID, MailID: sent.MailID, State: st,
+			StartedAt: start.Add(time.Duration(i) * time.Minute)}
+		if _, err := alpha.PutRun(e.ctx(), run); err != nil {
+			t.Fatalf("put %s: %v", st, err)
+		}
+	}
+	if _, err := beta.PutRun(e.ctx(), client.Run{RunID: "beta-running", SessionID: sent.SessionID, State: client.RunRunning, StartedAt: start}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := alpha.OpenRuns(e.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range l.Runs {
+		ids = append(ids, r.RunID)
+	}
+	if want := []string{"alpha-idle", "alpha-running", "alpha-queued"}; len(ids) != 3 || ids[0] != want[0] || ids[1] != want[1] || ids[2] != want[2] {
+		t.Fatalf("alpha's open runs = %v, want %v (oldest first, no ended run, no run of beta)", ids, want)
+	}
+	if l, err := beta.OpenRuns(e.ctx()); err != nil || len(l.Runs) != 1 || l.Runs[0].RunID != "beta-running" {
+		t.Fatalf("beta's open runs = %+v, %v; want its own run only", l, err)
+	}
+	tok, err := alpha.CreateTurnToken(e.ctx(), sent.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.New(e.url, client.WithToken(tok.Token)).OpenRuns(e.ctx())
+	wantStatus(t, err, 403, "turn_token_not_allowed")
+	_, err = carol.OpenRuns(e.ctx())
+	if err == nil {
+		t.Fatal("a person listed an agent's open runs")
+	}
+}

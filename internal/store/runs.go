@@ -145,6 +145,17 @@ func (q *Q) StopMailBodies(ctx context.Context, agent, person, sessionID, afterM
 	return out, rows.Err()
 }
 
+// AgentOpenRuns answers agent's runs that have not ended (running, queued
+// or idle), oldest first, at most limit (migration 0048's index).
+func (q *Q) AgentOpenRuns(ctx context.Context, agent string, limit int) ([]RunRow, error) {
+	rows, err := q.Query(ctx, `SELECT `+runCols+` FROM runs WHERE agent_name = ? AND state IN ('running', 'queued', 'idle')
+		ORDER BY started_at, run_id LIMIT ?`, agent, limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanRuns(rows)
+}
+
 // RequestRunStop records a person's stop request on a run (issue 16):
 // stop_requested_at and stopped_by, unless a request was recorded already
 // (the first one stands). It answers whether this call recorded it.
