@@ -5,10 +5,11 @@
 // The agent pi writes an urgent mail that asks for an acknowledgement; the
 // person sees it stand out, finds it under "Urgent only", acknowledges it
 // with the button, writes back asking for one, sees it waiting, and
-// releases pi's file reservation from the reservations page.
+// downloads the conversation as Markdown, and releases pi's file
+// reservation from the reservations page.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { launchBrowser, screenshotDir, signedInPage, startWithAgent, waitFor } from './harness.mjs'
 
@@ -66,6 +67,27 @@ describe('importance, acknowledgements and reservations in the page', () => {
     await mail.waitFor()
     assert.equal(await mail.getAttribute('data-importance'), 'urgent')
     await mail.getByTestId('importance-badge').waitFor()
+    // It stands out: a thick red frame and a red badge, where the low one has neither.
+    // (Colours are read back through a canvas: the page's are oklch.)
+    const look = (loc) => loc.evaluate((el) => {
+      const rgb = (c) => {
+        const x = document.createElement('canvas').getContext('2d')
+        x.fillStyle = c
+        x.fillRect(0, 0, 1, 1)
+        return Array.from(x.getImageData(0, 0, 1, 1).data.slice(0, 3))
+      }
+      const cs = getComputedStyle(el)
+      const badge = el.querySelector('[data-testid="importance-badge"]')
+      return { width: cs.borderTopWidth, frame: rgb(cs.borderTopColor), badge: badge ? rgb(getComputedStyle(badge).backgroundColor) : null }
+    })
+    const red = ([r, g, b]) => r > 180 && g < 110 && b < 110
+    const urgent = await look(mail)
+    const low = await look(page.locator('[data-testid="mail"][data-importance="low"]'))
+    assert.equal(urgent.width, '2px')
+    assert.ok(red(urgent.frame), `the urgent mail's frame is ${urgent.frame}, not red`)
+    assert.ok(red(urgent.badge), `the urgent badge is ${urgent.badge}, not red`)
+    assert.equal(low.width, '1px')
+    assert.ok(!red(low.frame) && !red(low.badge), `the low mail looks urgent: ${JSON.stringify(low)}`)
     const before = await pi.get(`/mail/${urgentId}`)
     assert.equal(before.acks[0].acked_at, undefined, 'opening the mail acknowledged it')
     await mail.getByTestId('ack-button').click()
@@ -74,6 +96,22 @@ describe('importance, acknowledgements and reservations in the page', () => {
     assert.equal(after.acks[0].name, ADMIN)
     assert.ok(after.acks[0].acked_at, 'pi sees the acknowledgement')
     await page.screenshot({ path: join(shots, 'coordination-ack.png') })
+  })
+
+  test('the conversation downloads as Markdown with its importance, acknowledgement and every mail', async () => {
+    const conv = page.getByTestId('conversation')
+    await conv.waitFor()
+    assert.equal(await conv.getAttribute('data-session-id'), sessionId)
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('conv-export').click()])
+    assert.match(download.suggestedFilename(), /\.md$/)
+    const md = readFileSync(await download.path(), 'utf8')
+    assert.match(md, new RegExp(`^---\nsession_id: "${sessionId}"\n`))
+    assert.match(md, /mails: 3\n/)
+    assert.match(md, /What is left\?/)
+    assert.match(md, /The build server is down: \*\*stop merging\*\*\./)
+    assert.match(md, /\*Importance: Urgent · Acknowledgement requested: admin ✓ /)
+    assert.match(md, /A small note\./)
+    assert.match(md, /\*Importance: Low\*/)
   })
 
   test('compose sends importance and an acknowledgement request; the waiting view lists it', async () => {

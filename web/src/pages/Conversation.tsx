@@ -8,6 +8,7 @@ import { PermissionCard, type Decision } from '../components/Permission'
 import { AckBox, ImportanceBadge, mailFrame } from '../components/Coordination'
 import { Button, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
 import { useI18n, type Translate } from '../i18n'
+import { exportFileName, sessionMarkdown } from '../lib/exportmd'
 import { formatBytes, formatDuration, formatFull } from '../lib/format'
 import { reveal, useAsync, useIsNarrow, useNextFrame } from '../lib/hooks'
 import { navigate } from '../router'
@@ -162,6 +163,31 @@ export function Conversation({
   const openSession = (id: string) => navigate(`${basePath}/${encodeURIComponent(id)}`)
   const treePath = (id: string) => `${basePath}/${encodeURIComponent(sessionId)}?tree=${encodeURIComponent(id)}`
 
+  // The export: every mail of the session (all pages), as one Markdown file.
+  const exportMarkdown = async () => {
+    try {
+      const all: Mail[] = []
+      let cursor: string | undefined
+      do {
+        const page = await api.sessionMails(s.session_id, { limit: 200, cursor })
+        all.push(...list(page.mails))
+        cursor = page.next_cursor || undefined
+      } while (cursor)
+      const file = exportFileName(s)
+      const url = URL.createObjectURL(new Blob([sessionMarkdown(s, all, t)], { type: 'text/markdown;charset=utf-8' }))
+      const a = document.createElement('a')
+      a.href = url
+      a.download = file
+      document.body.appendChild(a)
+      a.click()
+      a.remove()
+      setTimeout(() => URL.revokeObjectURL(url), 10_000)
+      notify(t('conv.exported', { file }))
+    } catch (e) {
+      notify(errorText(e), 'error')
+    }
+  }
+
   const saveAlias = async () => {
     if (editAlias === null) return
     try {
@@ -204,6 +230,9 @@ export function Conversation({
               </div>
             )}
           </div>
+          <IconButton label={t('conv.export')} onClick={() => void exportMarkdown()} data-testid="conv-export">
+            <Icon name="download" />
+          </IconButton>
           {treeMail ? (
             <Button small onClick={() => navigate(`${basePath}/${encodeURIComponent(sessionId)}`)} data-testid="tree-close">
               {t('conv.treeClose')}
