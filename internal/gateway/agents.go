@@ -80,10 +80,36 @@ func oneLineCut(s string, max int) string {
 	return s
 }
 
+// Bounds of what an agent registers (trust boundary): every person sees it
+// on the Agents page and every model in list_contacts.
+const (
+	MaxPlatformRunes      = 64
+	MaxAgentWorkspaces    = 100
+	MaxWorkspaceNameRunes = 200
+	MaxWorkspacePathRunes = 4096
+)
+
+// checkAgentText is a 400 naming field when v has more than max characters
+// or holds a control character (a newline would start a line of its own
+// where the value is shown).
+func checkAgentText(field, v string, max int) error {
+	if n := utf8.RuneCountInString(v); n > max {
+		return Invalid(field, fmt.Sprintf("%s has %d characters, at most %d", field, n, max), "shorten it")
+	}
+	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return Invalid(field, field+" holds a control character (a newline, a tab, an escape)", "send it on one line")
+	}
+	return nil
+}
+
 // Register records the agent's platform and workspaces (W-2) and marks it
 // seen. Name must be the key's agent (in any case, NormalizeName) or
 // empty: an agent cannot register as another name. The W-2 type check of workspaces (an array of objects)
 // happens when the body is decoded; here each element needs a path or name.
+// The platform (at most MaxPlatformRunes characters), at most
+// MaxAgentWorkspaces workspaces, their names (MaxWorkspaceNameRunes) and
+// paths (MaxWorkspacePathRunes) are bounded and hold no control character:
+// 400 naming the field.
 func (s *Service) Register(ctx context.Context, p *Principal, req client.RegisterRequest) (*client.Agent, error) {
 	if req.Name != "" && NormalizeName(req.Name) != p.Name {
 		return nil, Forbidden("name_mismatch", fmt.Sprintf("this key belongs to agent %q, not %q", p.Name, req.Name),
@@ -92,10 +118,22 @@ func (s *Service) Register(ctx context.Context, p *Principal, req client.Registe
 	if req.Workspaces == nil {
 		req.Workspaces = []client.Workspace{}
 	}
+	if err := checkAgentText("platform", req.Platform, MaxPlatformRunes); err != nil {
+		return nil, err
+	}
+	if len(req.Workspaces) > MaxAgentWorkspaces {
+		return nil, Invalid("workspaces", fmt.Sprintf("%d workspaces, at most %d", len(req.Workspaces), MaxAgentWorkspaces), "register the directories the agent works in")
+	}
 	for i, w := range req.Workspaces {
 		if strings.TrimSpace(w.Path) == "" && strings.TrimSpace(w.Name) == "" {
 			return nil, Invalid(fmt.Sprintf("workspaces[%d]", i), "a workspace needs a name or a path",
 				"send [] (the path comes from each mail's to_workspace) or objects {name, path}")
+		}
+		if err := checkAgentText(fmt.Sprintf("workspaces[%d].name", i), w.Name, MaxWorkspaceNameRunes); err != nil {
+			return nil, err
+		}
+		if err := checkAgentText(fmt.Sprintf("workspaces[%d].path", i), w.Path, MaxWorkspacePathRunes); err != nil {
+			return nil, err
 		}
 	}
 	ws, _ := json.Marshal(req.Workspaces)

@@ -253,10 +253,10 @@ func RenderContacts(l *client.ContactList) string {
 	for _, c := range l.Contacts {
 		fmt.Fprintf(&b, "- %s (%s", c.Name, c.Kind)
 		if c.Platform != "" {
-			fmt.Fprintf(&b, ", %s", c.Platform)
+			fmt.Fprintf(&b, ", %s", modeltext.OneLine(c.Platform))
 		}
 		if c.Status != "" {
-			fmt.Fprintf(&b, ", %s", c.Status)
+			fmt.Fprintf(&b, ", %s", modeltext.OneLine(c.Status))
 		}
 		if c.LastSeen != nil {
 			fmt.Fprintf(&b, ", last seen %s", FormatTime(*c.LastSeen))
