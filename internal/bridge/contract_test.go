@@ -577,7 +577,9 @@ func (k *contract) followUpByAlias(alpha *client.SendMailResponse) *client.SendM
 	if bad := c.aliasOrigin(alias); bad != "" {
 		t.Errorf("alias %q: %s (D-5)", alias, bad)
 	}
-	beta := r.Send(c.agent+"@"+k.dir1+"."+alias, "[beta] and the parser again", "One more thing about the tokenizer.")
+	// The follow-up is urgent and asks for an acknowledgement: the prompt says both (issue 21 item 3).
+	beta := r.SendRequest(client.SendMailRequest{To: c.agent + "@" + k.dir1 + "." + alias, Subject: "[beta] and the parser again",
+		Body: "One more thing about the tokenizer.", Importance: "urgent", AckRequired: true})
 	if beta.SessionID != alpha.SessionID {
 		t.Fatalf("the mail to alias %q went to session %s, want %s", alias, beta.SessionID, alpha.SessionID)
 	}
@@ -595,6 +597,9 @@ func (k *contract) followUpByAlias(alpha *client.SendMailResponse) *client.SendM
 	history := conversationText(turns[0])
 	if !strings.Contains(history, "mail_id "+alpha.MailID) || !strings.Contains(history, alphaAnswer) {
 		t.Errorf("the follow-up did not continue the conversation; the model saw:\n%s", history)
+	}
+	if !strings.Contains(turns[0].UserText, "URGENT") || !strings.Contains(turns[0].UserText, "acknowledge_mail") {
+		t.Errorf("the prompt of an urgent mail that asks for an acknowledgement does not say so; the model was told:\n%s", turns[0].UserText)
 	}
 	return beta
 }

@@ -131,6 +131,17 @@ func (g *Gateway) Send(to, subject, body string) *client.SendMailResponse {
 	return resp
 }
 
+// SendRequest writes the mail req from the admin person (importance,
+// acknowledgement and the rest as given).
+func (g *Gateway) SendRequest(req client.SendMailRequest) *client.SendMailResponse {
+	g.T.Helper()
+	resp, err := g.Admin.MeSend(context.Background(), req)
+	if err != nil {
+		g.T.Fatalf("sending %q to %s: %v\n%s", req.Subject, req.To, err, g.Proc.Log)
+	}
+	return resp
+}
+
 // Mails lists the admin's whole mailbox, newest first, without marking read.
 func (g *Gateway) Mails() []client.Mail {
 	g.T.Helper()
