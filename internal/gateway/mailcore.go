@@ -88,14 +88,15 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 	if err != nil {
 		return nil, err
 	}
+	// The joins are written together after the recipients (one statement,
+	// AddParticipants): nothing in between reads them.
+	var joins []store.ParticipantRow
 	join := func(p store.ParticipantRow) (string, error) {
 		ws := p.Workspace
 		if stored := members[p.Name]; stored != "" {
 			ws = stored
 		}
-		if err := tx.AddParticipant(ctx, p); err != nil {
-			return "", err
-		}
+		joins = append(joins, p)
 		members[p.Name] = ws
 		return ws, nil
 	}
@@ -142,6 +143,9 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 			return nil, err
 		}
 		out.Recipients = append(out.Recipients, rr)
+	}
+	if err := tx.AddParticipants(ctx, joins); err != nil {
+		return nil, err
 	}
 	if len(nm.AttachmentIDs) > 0 {
 		if err := checkAttachments(ctx, tx.Q, nm.From.Name, nm.AttachmentIDs); err != nil { // attachment.go

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -354,7 +355,10 @@ type ParticipantRow struct {
 // joinParticipant adds a member or, when already there, moves its last
 // activity and fills its workspace if it had none.
 const joinParticipant = `INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity)
-		VALUES (?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?)` + joinParticipantConflict
+
+// joinParticipantConflict is the ON CONFLICT clause of joinParticipant.
+const joinParticipantConflict = `
 		ON CONFLICT (session_id, name) DO UPDATE SET last_activity = excluded.last_activity,
 		workspace = CASE WHEN session_participants.workspace = '' THEN excluded.workspace ELSE session_participants.workspace END`
 
@@ -364,6 +368,50 @@ const joinParticipant = `INSERT INTO session_participants (session_id, name, kin
 // p.Workspace (see ParticipantWorkspaces).
 func (q *Q) AddParticipant(ctx context.Context, p ParticipantRow) error {
 	_, err := q.Exec(ctx, joinParticipant, p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity))
+	return err
+}
+
+// AddParticipants is AddParticipant for several rows of one mail, in one
+// statement: a name given twice counts once (its first row, with the
+// first non-empty workspace of its rows, which is what joining twice
+// stores). Rows are written in name order.
+func (q *Q) AddParticipants(ctx context.Context, rows []ParticipantRow) error {
+	byName := map[string]int{}
+	merged := make([]ParticipantRow, 0, len(rows))
+	for _, r := range rows {
+		if i, ok := byName[r.SessionID+"\x00"+r.Name]; ok {
+			if merged[i].Workspace == "" {
+				merged[i].Workspace = r.Workspace
+			}
+			continue
+		}
+		byName[r.SessionID+"\x00"+r.Name] = len(merged)
+		merged = append(merged, r)
+	}
+	switch len(merged) {
+	case 0:
+		return nil
+	case 1:
+		return q.AddParticipant(ctx, merged[0])
+	}
+	sort.Slice(merged, func(i, j int) bool {
+		if merged[i].SessionID != merged[j].SessionID {
+			return merged[i].SessionID < merged[j].SessionID
+		}
+		return merged[i].Name < merged[j].Name
+	})
+	var b strings.Builder
+	b.WriteString(`INSERT INTO session_participants (session_id, name, kind, workspace, joined_at, last_activity) VALUES `)
+	args := make([]any, 0, 6*len(merged))
+	for i, r := range merged {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+		args = append(args, r.SessionID, r.Name, r.Kind, r.Workspace, Millis(r.JoinedAt), Millis(r.LastActivity))
+	}
+	b.WriteString(joinParticipantConflict)
+	_, err := q.Exec(ctx, b.String(), args...)
 	return err
 }
 
