@@ -55,6 +55,8 @@ var apiWords = map[string]apiWord{
 		"  what to do: check the id; agentmail inbox --all lists your mail"},
 	"run_not_found": {text: "there is no run with this id in your conversations\n" +
 		"  what to do: check the id; agentmail runs --all lists the runs"},
+	"admin_only": {text: "only an admin may do this, and you are not one\n" +
+		"  what to do: ask an admin to do it (for an agent's key: agentmail keys register-agent, or Admin → Agent keys on the web page)"},
 	"key_not_found": {text: "you have no user key with this id\n" +
 		"  what to do: agentmail keys list shows your keys and their ids"},
 	"reservation_not_found": {text: "there is no file reservation with this id that you can see\n" +

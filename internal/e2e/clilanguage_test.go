@@ -47,6 +47,7 @@ func TestCLISpeaksThePersonsLanguage(t *testing.T) {
 			"other":    "approved by ann",
 			"sent":     "Sent ",
 			"badflag":  "there is no option --bogus",
+			"admin":    "only an admin may do this, and you are not one",
 		}},
 		{name: "li", lang: "zh", want: map[string]string{
 			"inbox":    "没有未读邮件。",
@@ -61,6 +62,7 @@ func TestCLISpeaksThePersonsLanguage(t *testing.T) {
 			"other":    "已由 li",
 			"sent":     "已发送 ",
 			"badflag":  "没有 --bogus 这个选项",
+			"admin":    "只有管理员可以这样做，而你不是管理员",
 		}},
 	}
 	for i := range people {
@@ -103,6 +105,7 @@ func TestCLISpeaksThePersonsLanguage(t *testing.T) {
 			check(t, p, "unknown", runCLI(t, p.home, "", "approve", "01a23576-1901-7d7f-9571-dd068307ecbb"), 3)
 			check(t, p, "args", runCLI(t, p.home, "", "show"), 2)
 			check(t, p, "badflag", runCLI(t, p.home, "", "inbox", "--bogus"), 2)
+			check(t, p, "admin", runCLI(t, p.home, "", "keys", "register-agent", "--agent", "claude", "--key", "amk_"+p.name), 5)
 			check(t, p, "agentkey", runCLIEnv(t, p.home, []string{"AGENTMAIL_USER_KEY=" + key.KeyToken}, "", "inbox"), 5)
 			guard := runCLIEnv(t, p.home, nil, "", "guard", "install", "--repo", t.TempDir())
 			if guard.code != 2 || strings.Contains(guard.stderr, "fatal:") {
