@@ -6,7 +6,9 @@
 // confirmation says stops, confirms, and the gateway records the stop and
 // tells the agent's stream; the agent reports the stopped run and the card
 // moves to the history with who stopped it and the transcript link. A narrow
-// screen shows the card and its button too.
+// screen shows the card and its button too. While the agent works in a
+// conversation, the compose box says what a mail that says only "stop" does,
+// in English and Chinese.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
@@ -94,5 +96,33 @@ describe('run control in the page', () => {
     assert.ok(button && button.x >= 0 && button.x + button.width <= 375, `the Stop button at ${JSON.stringify(button)} is off the screen`)
     await narrow.screenshot({ path: join(shots, 'run-card-narrow.png') })
     await ctx.close()
+  })
+
+  test('the compose box says what a stop mail does while the agent works', async () => {
+    const opened = await admin.post('/me/mail/send', { to: `claude@${ws}.new`, subject: 'Write the docs', body: 'Please.' })
+    const run = { session_id: opened.session_id, mail_id: opened.mail_id, attempt: 1, started_at: new Date(Date.now() - 5000).toISOString() }
+    await agent.put('/runs/run-e2e-compose', { ...run, state: 'running' })
+    await page.goto(gw.url + `/inbox/${encodeURIComponent(opened.session_id)}`)
+    await page.getByTestId('action-reply').click()
+    const hint = page.getByTestId('compose-stop-hint')
+    await hint.waitFor()
+    assert.equal(
+      await hint.innerText(),
+      'claude is working on a turn in this conversation now. A mail whose whole text is “stop” or “停止” stops that turn and starts no new one.',
+    )
+    await page.screenshot({ path: join(shots, 'compose-stop-hint.png') })
+    await page.keyboard.press('Escape')
+    await waitFor(async () => (await page.getByTestId('compose').count()) === 0, { what: 'the compose box to close' })
+    await page.getByTestId('lang-zh').click()
+    await page.getByTestId('action-reply').click()
+    await hint.waitFor()
+    assert.equal(await hint.innerText(), 'claude 正在这个会话中运行一轮。全文只有 “stop” 或 “停止” 的邮件会停止这一轮，不会开始新的一轮。')
+    // The turn ends: the hint goes while the box stays open.
+    await agent.put('/runs/run-e2e-compose', { ...run, state: 'finished', ended_at: new Date().toISOString(), duration_ms: 5000 })
+    await waitFor(async () => (await hint.count()) === 0, { what: 'the hint to go once the turn ended' })
+    assert.equal(await page.getByTestId('compose').count(), 1)
+    await page.keyboard.press('Escape')
+    await page.getByTestId('lang-en').click()
+    await page.getByTestId('nav-inbox').filter({ hasText: 'Inbox' }).waitFor()
   })
 })

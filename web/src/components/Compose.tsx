@@ -8,7 +8,7 @@ import { isUntouched, readDraft, type Draft } from '../lib/draft'
 import { formatBytes } from '../lib/format'
 import { loadJSON, remove, saveJSON } from '../lib/storage'
 import { navigate } from '../router'
-import { errorText, useApp, type ComposeInit } from '../state'
+import { errorText, useApp, useLive, type ComposeInit } from '../state'
 import { AddressInput, AddressPreviewLine, useAddressPreview } from './Address'
 import { MailOptions } from './Coordination'
 import { Markdown } from './Markdown'
@@ -66,6 +66,35 @@ export function initialFields(init: ComposeInit, me: string): { to: string; cc: 
 }
 
 /**
+ * useRunningTurn answers whether agent has a running turn in the session
+ * (GET /me/sessions/{id}/runs), kept current by run_updated events; false
+ * while unknown or without a session.
+ */
+export function useRunningTurn(target: { agent: string; sessionId: string } | undefined): boolean {
+  const agent = target?.agent ?? ''
+  const sessionId = target?.sessionId ?? ''
+  const [state, setState] = useState<{ for: string; running: boolean } | null>(null)
+  const [tick, setTick] = useState(0)
+  const key = `${agent}\u0000${sessionId}`
+  useLive((e) => {
+    const sid = (e.data as { session_id?: string } | undefined)?.session_id
+    if (sessionId && (e.name === 'resync' || (e.name === 'run_updated' && sid === sessionId))) setTick((n) => n + 1)
+  })
+  useEffect(() => {
+    if (!sessionId) return
+    let stale = false
+    api.sessionRuns(sessionId).then(
+      (l) => !stale && setState({ for: key, running: (l.runs ?? []).some((r) => r.agent_name === agent && r.state === 'running') }),
+      () => !stale && setState({ for: key, running: false }),
+    )
+    return () => {
+      stale = true
+    }
+  }, [key, agent, sessionId, tick])
+  return !!sessionId && state?.for === key && state.running
+}
+
+/**
  * ComposeDialog writes a new mail, a reply, a reply-all or a forward. It
  * previews where the address resolves before sending (an unknown alias is
  * an error, never a new session), uploads attachments first
@@ -106,6 +135,8 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
   const isReply = mode === 'reply' || mode === 'replyAll'
   const isForward = mode === 'forward'
   const preview = useAddressPreview(to)
+  // The stop word (issue 16): said while the recipient agent works in the session.
+  const running = useRunningTurn(isForward ? undefined : preview?.session)
   const ccList = splitAddressList(cc)
   const badCc = ccList.filter((a) => !isParsed(parseAddress(a)))
   const budgetParsed = parseBudgetInput(budget)
@@ -286,6 +317,11 @@ export function ComposeDialog({ init }: { init: ComposeInit }) {
             </div>
           )}
         </div>
+        {running && preview?.session && (
+          <p className="rounded-md border border-blue-200 bg-blue-50 p-2 text-xs text-blue-900" data-testid="compose-stop-hint">
+            {t('compose.stopHint', { agent: preview.session.agent })}
+          </p>
+        )}
         {!isForward && <MailOptions importance={importance} setImportance={setImportance} ack={ack} setAck={setAck} />}
         {!isForward && (
           <div className="flex flex-col gap-2">

@@ -237,6 +237,7 @@ export const en = {
   'compose.discardDraft': 'Discard',
   'compose.forwardNote': 'Note to add above the forwarded mail',
   'compose.suggestions': 'Address suggestions',
+  'compose.stopHint': '{agent} is working on a turn in this conversation now. A mail whose whole text is “stop” or “停止” stops that turn and starts no new one.',
   'compose.replyingTo': 'Replying to {name}',
 
   'addr.empty': 'empty',

@@ -236,6 +236,7 @@ export const zh: Record<MsgKey, string> = {
   'compose.discardDraft': '放弃',
   'compose.forwardNote': '附在转发邮件上方的说明',
   'compose.suggestions': '地址建议',
+  'compose.stopHint': '{agent} 正在这个会话中运行一轮。全文只有 “stop” 或 “停止” 的邮件会停止这一轮，不会开始新的一轮。',
   'compose.replyingTo': '回复 {name}',
 
   'addr.empty': '为空',

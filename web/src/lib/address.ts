@@ -83,6 +83,8 @@ export interface AddressPreview {
   params: Record<string, string>
   /** True when sending must be refused (an error the gateway would also give). */
   blocksSend: boolean
+  /** The agent and its existing session the mail goes to, when it goes to one. */
+  session?: { agent: string; sessionId: string }
 }
 
 /** ResolveOutcome is the gateway's answer to /address/resolve or its error. */
@@ -126,12 +128,13 @@ export function previewAddress(text: string, outcome?: ResolveOutcome): AddressP
   }
   if (r.kind === 'person') return { tone: 'person', key: 'preview.person', params, blocksSend: false }
   if (r.session === 'new') return { tone: 'new', key: 'preview.agentNew', params, blocksSend: false }
+  const session = r.exists && r.session_id ? { agent: r.name, sessionId: r.session_id } : undefined
   if (r.session === 'alias') {
     if (!r.exists) {
       return { tone: 'error', key: 'preview.unknownAlias', params: { ...params, alias: r.alias ?? '' }, blocksSend: true }
     }
-    return { tone: 'existing', key: 'preview.aliasExisting', params, blocksSend: false }
+    return { tone: 'existing', key: 'preview.aliasExisting', params, blocksSend: false, session }
   }
-  if (r.exists) return { tone: 'existing', key: 'preview.agentExisting', params, blocksSend: false }
+  if (r.exists) return { tone: 'existing', key: 'preview.agentExisting', params, blocksSend: false, session }
   return { tone: 'new', key: 'preview.agentDefaultNew', params, blocksSend: false }
 }
