@@ -7,8 +7,7 @@
 # ${XDG_CACHE_HOME:-~/.cache}/agentmail/platforms/<platform>; about 1.5 GB in all).
 #
 # Usage: scripts/install-platforms.sh [claude] [opencode] [pi] [claude-agent-acp] [qwen]
-#        [gemini] [codex-acp]   (no argument: every platform the tests drive; gemini is
-#        pinned but no test drives it yet, docs/PLATFORMS.md says why)
+#        [gemini] [codex-acp]   (no argument: every platform the tests drive)
 # Environment: AGENTMAIL_PLATFORMS_PREFIX overrides the prefix.
 #
 # Idempotent: a platform already installed at its pinned version is skipped.
@@ -31,7 +30,7 @@ PINS=(
 
 want=("$@")
 if [ ${#want[@]} -eq 0 ]; then
-  want=(claude opencode pi claude-agent-acp qwen codex-acp)
+  want=(claude opencode pi claude-agent-acp qwen gemini codex-acp)
 fi
 
 command -v npm >/dev/null 2>&1 || { echo "install-platforms: npm is required (apt-get install nodejs npm)" >&2; exit 1; }

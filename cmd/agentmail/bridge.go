@@ -42,7 +42,7 @@ var bridgePlatforms = map[string]bridgePlatform{
 }
 
 // acpAdapter builds the ACP adapter from --acp-command, else AGENTMAIL_ACP_COMMAND,
-// and AGENTMAIL_ACP_AUTH_METHOD.
+// --acp-process, else AGENTMAIL_ACP_PROCESS, and AGENTMAIL_ACP_AUTH_METHOD.
 func acpAdapter(getenv func(string) string) (bridge.Adapter, error) {
 	line := bridgeFlags.acpCommand
 	if strings.TrimSpace(line) == "" {
@@ -52,7 +52,15 @@ func acpAdapter(getenv func(string) string) (bridge.Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return acp.New(acp.Options{Command: argv, AuthMethod: strings.TrimSpace(getenv(acp.EnvAuthMethod))}), nil
+	modeText := bridgeFlags.acpProcess
+	if strings.TrimSpace(modeText) == "" {
+		modeText = getenv(acp.EnvProcess)
+	}
+	mode, err := acp.ParseProcessMode(modeText)
+	if err != nil {
+		return nil, err
+	}
+	return acp.New(acp.Options{Command: argv, Process: mode, AuthMethod: strings.TrimSpace(getenv(acp.EnvAuthMethod))}), nil
 }
 
 // platformNames lists the registered platforms, sorted.
@@ -68,6 +76,7 @@ func platformNames() []string {
 var bridgeFlags struct {
 	platform   string
 	acpCommand string
+	acpProcess string
 	maxTurns   int
 	logLevel   string
 }
@@ -101,6 +110,8 @@ Environment:
                              (AGENTMAIL_OPENCODE_BIN, AGENTMAIL_PI_BIN)
   AGENTMAIL_ACP_COMMAND      with --platform acp and no --acp-command: the ACP
                              agent's command line, e.g. 'opencode acp', 'qwen --acp'
+  AGENTMAIL_ACP_PROCESS      with --platform acp and no --acp-process: turn (default)
+                             or session
   AGENTMAIL_ACP_AUTH_METHOD  with --platform acp: the agent's login method id sent
                              with authenticate when the agent asks for a login
 The platform process inherits this environment (ANTHROPIC_BASE_URL and the like).
@@ -127,6 +138,7 @@ func init() {
 		return platformNames(), cobra.ShellCompDirectiveNoFileComp
 	})
 	bridgeCmd.Flags().StringVar(&bridgeFlags.acpCommand, "acp-command", "", "with --platform acp: the ACP agent's command line, e.g. 'opencode acp' (else "+acp.EnvCommand+")")
+	bridgeCmd.Flags().StringVar(&bridgeFlags.acpProcess, "acp-process", "", "with --platform acp: turn (a new agent process per turn, the default) or session (one per mail session, kept between its turns; Gemini CLI needs it) (else "+acp.EnvProcess+")")
 	bridgeCmd.Flags().IntVar(&bridgeFlags.maxTurns, "max-turns", bridge.DefaultMaxTurns, "turns running at once (one per directory at a time)")
 	bridgeCmd.Flags().StringVar(&bridgeFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	rootCmd.AddCommand(bridgeCmd)

@@ -21,7 +21,8 @@ write_file). Platforms start it as a local MCP server, for example
 
 Environment: AGENTMAIL_GATEWAY_URL, AGENTMAIL_AGENT_KEY (else ~/.agentmail/agent.key),
 AGENTMAIL_AGENT_NAME, and per turn AGENTMAIL_TURN_TOKEN (under a bridge: the turn's
-only credential, used instead of any key), AGENTMAIL_SESSION_ID, AGENTMAIL_MAIL_ID,
+only credential, used instead of any key; or AGENTMAIL_TURN_TOKEN_FILE, a file the
+bridge rewrites for each turn, read at every tool call), AGENTMAIL_SESSION_ID, AGENTMAIL_MAIL_ID,
 AGENTMAIL_WORKSPACE, AGENTMAIL_PERMISSION_MODE (plan, workspace or full; default
 workspace), AGENTMAIL_PERMISSION_WAIT_MS (default 540000), AGENTMAIL_DATA_DIR and
 AGENTMAIL_PROTECTED_PATHS (protected path prefixes, ':'-separated). See docs/TOOLS.md.

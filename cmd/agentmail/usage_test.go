@@ -10,6 +10,7 @@ import (
 // argument, an unknown command. Other failures keep their own status.
 func TestUsageErrorsExit2(t *testing.T) {
 	t.Setenv("AGENTMAIL_ACP_COMMAND", "")
+	t.Setenv("AGENTMAIL_ACP_PROCESS", "")
 	cases := []struct {
 		args []string
 		want string // part of the message
@@ -18,6 +19,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"bridge", "--platform", "claude", "--log-level", "loud"}, "--log-level"},
 		{[]string{"bridge", "--platform", "acp", "--log-level", "info"}, "--acp-command '<agent command line>' or set AGENTMAIL_ACP_COMMAND"},
 		{[]string{"bridge", "--platform", "acp", "--log-level", "info", "--acp-command", "opencode 'acp"}, "the ACP command"},
+		{[]string{"bridge", "--platform", "acp", "--log-level", "info", "--acp-command", "gemini --acp", "--acp-process", "forever"}, `the ACP process mode "forever"`},
 		{[]string{"bridge", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"bridge", "--max-turns", "many"}, "--max-turns"},
 		{[]string{"bridge", "stray"}, "stray"},
@@ -36,6 +38,6 @@ func TestUsageErrorsExit2(t *testing.T) {
 			t.Errorf("agentmail %s: exit %d, %v; want exit %d mentioning %q", strings.Join(c.args, " "), code, err, exitUsage, c.want)
 		}
 	}
-	bridgeFlags.platform, bridgeFlags.logLevel, bridgeFlags.acpCommand = "", "info", ""
+	bridgeFlags.platform, bridgeFlags.logLevel, bridgeFlags.acpCommand, bridgeFlags.acpProcess = "", "info", "", ""
 	serveFlags.logLevel = "info"
 }

@@ -114,10 +114,6 @@ type platformCase struct {
 	// goodModel and brokenModel, when set, replace the scripted models' names (an agent
 	// that warns in its answer about a model it does not know: Codex).
 	goodModel, brokenModel string
-	// slowStop, when set, says why a stop of this platform takes longer than issue 16's
-	// 10 s: the stop contract logs the time instead of failing on it (a known gap, in
-	// docs/PLATFORMS.md).
-	slowStop string
 	// finishedRun, when set, checks the platform facts of a finished run beyond its pid
 	// (seed 004): "" when they hold.
 	finishedRun func(run client.Run) string
@@ -290,7 +286,41 @@ var platformCases = []platformCase{
 		denialEndsTurn:           true,
 		replyKeyIsResponseID:     false,
 		requestsPerFailedAttempt: 0,
-		slowStop:                 "a stop of Qwen Code's `sleep 300` takes about 11 s (10.4 to 11.1 s measured), over issue 16's 10 s",
+	},
+	{
+		// Gemini CLI (`gemini --acp`), over the ACP adapter with a process per mail session
+		// (`--acp-process session`): its session/load in a new process loses the
+		// conversation (docs/PLATFORMS.md, "ACP agents").
+		name: "acp-gemini", platform: platforms.Gemini, agent: "acpgemini", provider: "google",
+		readInbox: "mcp_agentmail_read_inbox", shell: "run_shell_command",
+		shellInput: func(command string) map[string]any {
+			return map[string]any{"command": command, "description": "create a file"}
+		},
+		configure: func(t *testing.T, r *mailrig.Rig) {
+			if err := r.Env.UseGemini(r.Model.URL, goodModel); err != nil {
+				t.Fatal(err)
+			}
+			r.UseACP(acpCommand(r, platforms.Gemini, "--acp"))
+			r.BridgeArgs = append(r.BridgeArgs, "--acp-process", "session")
+		},
+		// Gemini CLI tells the model its directory in a context message of its own (the
+		// phrase as the JSON request body writes it).
+		workdirInSystem:  func(dir string) string { return `**Workspace Directories:**\n  - ` + dir },
+		workdirInContext: true,
+		platformSession: func(r *mailrig.Rig, id, dir string) string {
+			if len(id) < 8 {
+				return "want Gemini's session id"
+			}
+			return ""
+		},
+		aliasOrigin:   aliasFromSubject,
+		permissionKey: func(key string) bool { return strings.Count(key, ":") >= 1 },
+		// Gemini hands the refusal to the model as an error result, without the note.
+		deniedIsError:            true,
+		denialNoteLost:           true,
+		persistentProcess:        true,
+		replyKeyIsResponseID:     false,
+		requestsPerFailedAttempt: 1,
 	},
 	{
 		// OpenAI Codex (`codex-acp`), over the ACP adapter; its model ids are ones Codex

@@ -170,3 +170,23 @@ func waitGone(ps []procID, d time.Duration) []procID {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// EndDescendants ends the processes below root that a platform's own cancel
+// left running (issue 16: a stop ends within seconds): every descendant, or
+// with underDir only those working in underDir or below (as processTree
+// selects them), gets SIGTERM, then SIGKILL when it is still there after
+// grace. It returns the pids it signalled. Adapters call it for a stopped
+// turn whose platform did not end the turn's tool processes after its
+// cancel; root itself is never signalled.
+func EndDescendants(root int, underDir string, grace time.Duration) []int {
+	procs := liveOf(processTree(root, false, underDir))
+	if len(procs) == 0 {
+		return nil
+	}
+	signalAll(procs, syscall.SIGTERM)
+	if live := waitGone(procs, grace); len(live) > 0 {
+		signalAll(live, syscall.SIGKILL)
+		waitGone(live, grace)
+	}
+	return pids(procs)
+}

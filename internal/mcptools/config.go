@@ -20,6 +20,10 @@ const DefaultGatewayURL = "http://127.0.0.1:8180"
 //	AGENTMAIL_TURN_TOKEN         per turn: the turn token the bridge got for this
 //	                             turn's session; when set it is the only
 //	                             credential (no key is read from a file)
+//	AGENTMAIL_TURN_TOKEN_FILE    instead, under a bridge whose platform process
+//	                             outlives a turn: a file holding the current
+//	                             turn's token, read again at every tool call
+//	                             (empty between turns); the only credential
 //	AGENTMAIL_AGENT_KEY          agent key (without a bridge); else the file
 //	                             AGENTMAIL_AGENT_KEY_FILE or ~/.agentmail/agent.key
 //	AGENTMAIL_AGENT_NAME         the agent's name (connect_to_server)
@@ -37,8 +41,13 @@ type Config struct {
 	// AgentKey is the bearer token the tools use: the turn token when
 	// TurnToken is set, else the agent key.
 	AgentKey string
-	// TurnToken is AGENTMAIL_TURN_TOKEN, the bridge's per-turn token.
-	TurnToken      string
+	// TurnToken is AGENTMAIL_TURN_TOKEN, the bridge's per-turn token (or the
+	// content of TurnTokenFile at start).
+	TurnToken string
+	// TurnTokenFile is AGENTMAIL_TURN_TOKEN_FILE (absolute; "" when unset): the
+	// file the bridge rewrites with each turn's token, read at every tool call
+	// (Server.gateway). When set, no agent key is read from anywhere.
+	TurnTokenFile  string
 	AgentKeyFile   string
 	AgentName      string
 	Platform       string
@@ -73,9 +82,6 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 		MailID:     strings.TrimSpace(getenv("AGENTMAIL_MAIL_ID")),
 		TurnToken:  strings.TrimSpace(getenv("AGENTMAIL_TURN_TOKEN")),
 	}
-	if c.TurnToken != "" {
-		c.AgentKey = c.TurnToken
-	}
 	if c.GatewayURL == "" {
 		c.GatewayURL = DefaultGatewayURL
 	}
@@ -84,6 +90,14 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 			return filepath.Clean(p)
 		}
 		return filepath.Join(cwd, p)
+	}
+	if f := strings.TrimSpace(getenv("AGENTMAIL_TURN_TOKEN_FILE")); f != "" {
+		c.TurnTokenFile = abs(f)
+		c.TurnToken = readTurnToken(c.TurnTokenFile)
+		c.AgentKey = ""
+	}
+	if c.TurnToken != "" {
+		c.AgentKey = c.TurnToken
 	}
 	c.Workspace = cwd
 	if w := strings.TrimSpace(getenv("AGENTMAIL_WORKSPACE")); w != "" {
@@ -127,7 +141,7 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 	} else {
 		c.AgentKeyFile = abs(c.AgentKeyFile)
 	}
-	if c.AgentKey == "" && c.TurnToken == "" {
+	if c.AgentKey == "" && c.TurnToken == "" && c.TurnTokenFile == "" {
 		if b, err := os.ReadFile(c.AgentKeyFile); err == nil {
 			c.AgentKey = strings.TrimSpace(string(b))
 		}
@@ -135,10 +149,21 @@ func ConfigFromEnv(getenv func(string) string, cwd string) (Config, error) {
 	return c, nil
 }
 
+// readTurnToken is the token in a turn token file: its content without
+// surrounding space; "" when the file is missing, unreadable or empty (no
+// turn is running).
+func readTurnToken(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // ProtectedPrefixes lists the protected path prefixes of seed 003 for this
 // configuration: the gateway's data directory, the directory of the running
 // executable (the bridge's own install), /etc/systemd, /etc/agentmail, the
-// agent key file, ~/.agentmail, ~/.config/agentmail (the command-line
+// agent key file, the turn token file, ~/.agentmail, ~/.config/agentmail (the command-line
 // client's stored key), ~/.ssh, and the extra
 // prefixes of AGENTMAIL_PROTECTED_PATHS. exe is os.Executable() (may be ""),
 // home the home directory (may be "").
@@ -153,6 +178,9 @@ func (c Config) ProtectedPrefixes(exe, home string) []string {
 	out = append(out, "/etc/systemd", "/etc/agentmail")
 	if c.AgentKeyFile != "" {
 		out = append(out, c.AgentKeyFile)
+	}
+	if c.TurnTokenFile != "" {
+		out = append(out, c.TurnTokenFile)
 	}
 	if home != "" {
 		out = append(out, filepath.Join(home, ".agentmail"), filepath.Join(home, ".config", "agentmail"), filepath.Join(home, ".ssh"))

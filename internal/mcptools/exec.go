@@ -24,7 +24,7 @@ const DefaultCommandTimeout = 10 * time.Minute
 
 // secretEnv names the variables a gated command never inherits: the
 // agent's own credentials stay with the tool server.
-var secretEnv = []string{"AGENTMAIL_AGENT_KEY", "AGENTMAIL_AGENT_SECRET", "AGENTMAIL_TURN_TOKEN"}
+var secretEnv = []string{"AGENTMAIL_AGENT_KEY", "AGENTMAIL_AGENT_SECRET", "AGENTMAIL_TURN_TOKEN", "AGENTMAIL_TURN_TOKEN_FILE"}
 
 // CommandResult is what one run_command produced. ExitCode is -1 when the
 // process did not exit by itself (killed after the timeout, or when the

@@ -33,6 +33,15 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 	for _, w := range cfg.Warnings {
 		log.Warn("mcp: configuration", "problem", w)
 	}
+	if cfg.TurnTokenFile != "" {
+		// A tool server that outlives its turns (the token comes from a file) is no
+		// turn's tool process: it leaves the workspace, where stopping a turn ends the
+		// processes working there (issue 16). Every path it uses is absolute by now
+		// (the workspace, the data directory, the key and token files).
+		if err := os.Chdir("/"); err != nil {
+			return fmt.Errorf("mcp: leaving the workspace: %w", err)
+		}
+	}
 	exe, _ := os.Executable()
 	home := getenv("HOME")
 	if home == "" {
@@ -44,6 +53,9 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 	}
 	// I-5: a degradation is said once, at start.
 	hidden := []string{cfg.DataDir, cfg.AgentKeyFile}
+	if cfg.TurnTokenFile != "" {
+		hidden = append(hidden, cfg.TurnTokenFile)
+	}
 	if home != "" {
 		hidden = append(hidden, filepath.Join(home, ".agentmail"), filepath.Join(home, ".config", "agentmail"))
 	}
@@ -57,12 +69,18 @@ func Main(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, 
 		}
 		log.Info("mcp: run_command in a bubblewrap sandbox", "writable", cfg.Workspace, "hidden", strings.Join(sandbox.Hidden, ":"), "proc", proc)
 	}
-	if cfg.AgentKey == "" {
+	if cfg.TurnTokenFile != "" {
+		log.Info("mcp: the turn's token is read from a file at every tool call", "file", cfg.TurnTokenFile)
+	} else if cfg.AgentKey == "" {
 		log.Warn("mcp: no agent key (AGENTMAIL_AGENT_KEY or " + cfg.AgentKeyFile + "); tools answer 401 until connect_to_server")
+	}
+	connect := func(url, key string) Gateway {
+		return client.New(url, client.WithToken(key), client.WithUserAgent("agentmail-mcp/"+Version))
 	}
 	srv, err := New(Options{
 		Config:    cfg,
-		Gateway:   client.New(cfg.GatewayURL, client.WithToken(cfg.AgentKey), client.WithUserAgent("agentmail-mcp/"+Version)),
+		Gateway:   connect(cfg.GatewayURL, cfg.AgentKey),
+		Connect:   connect,
 		Protected: protected,
 		Sandbox:   sandbox,
 		Log:       log.With("agent", cfg.AgentName, "session_id", cfg.SessionID, "mail_id", cfg.MailID),

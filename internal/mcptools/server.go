@@ -91,6 +91,11 @@ type Server struct {
 
 	mu sync.RWMutex
 	gw Gateway
+	// fileToken is the turn token the gateway client holds when the token comes
+	// from Config.TurnTokenFile; connected is set once connect_to_server
+	// switched the gateway (the file no longer decides it).
+	fileToken string
+	connected bool
 
 	names []string
 }
@@ -165,16 +170,48 @@ func (g gateAPI) Grants(ctx context.Context, sessionID, tool string) (*client.Gr
 	return g.s.gateway().Grants(ctx, sessionID, tool)
 }
 
+// gateway is the gateway client of this call. With a turn token file it is
+// the client of the token the file holds now (refreshTurnToken).
 func (s *Server) gateway() Gateway {
+	if s.cfg.TurnTokenFile != "" {
+		s.refreshTurnToken()
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.gw
 }
 
+// setGateway switches to the gateway connect_to_server reached.
 func (s *Server) setGateway(gw Gateway) {
 	s.mu.Lock()
-	s.gw = gw
+	s.gw, s.connected = gw, true
 	s.mu.Unlock()
+}
+
+// refreshTurnToken reads Config.TurnTokenFile, which the bridge rewrites for
+// each turn of a platform process that outlives its turns (its tool server's
+// environment is fixed when the platform starts it), and switches the
+// gateway client when the token changed. It returns the token, "" when no
+// turn is running (the file is empty or gone).
+func (s *Server) refreshTurnToken() string {
+	tok := readTurnToken(s.cfg.TurnTokenFile)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.connected && tok != s.fileToken {
+		s.fileToken = tok
+		s.gw = s.connect(s.cfg.GatewayURL, tok)
+		s.log.Info("turn token changed", "file", s.cfg.TurnTokenFile, "turn_running", tok != "")
+	}
+	return tok
+}
+
+// errNoTurn is a tool call while no turn runs (an empty turn token file).
+var errNoTurn = errors.New("no AgentMail turn is running for this tool server right now (the bridge's turn token file is empty): the tools work during a turn, when a mail started it")
+
+func (s *Server) isConnected() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.connected
 }
 
 // ToolNames returns the names of the registered tools, sorted.
@@ -225,6 +262,9 @@ func (s *Server) add(name, description string, schema map[string]any, fn toolFun
 			})
 		}
 		a, err := parseArgs(req.Params.Arguments)
+		if err == nil && s.cfg.TurnTokenFile != "" && s.refreshTurnToken() == "" && !s.isConnected() {
+			err = errNoTurn
+		}
 		var text string
 		if err == nil {
 			text, err = fn(ctx, a)

@@ -67,7 +67,7 @@ func (s *Server) connectToServer(ctx context.Context, a args) (string, error) {
 	}
 	url, name, key, platform, ws := v[0], v[1], v[2], v[3], v[4]
 	url, name, key, platform, ws = strings.TrimSpace(url), strings.TrimSpace(name), strings.TrimSpace(key), strings.TrimSpace(platform), strings.TrimSpace(ws)
-	if s.cfg.TurnToken != "" && key == "" {
+	if (s.cfg.TurnToken != "" || s.cfg.TurnTokenFile != "") && key == "" {
 		// Under a bridge the tools hold only this turn's token; the agent
 		// key, its file and the registration stay with the bridge.
 		return "", errors.New("this tool server works for the current turn only (AGENTMAIL_TURN_TOKEN): the bridge is already connected and keeps the agent key; use the other tools, which act in this turn's session")

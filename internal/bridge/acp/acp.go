@@ -4,16 +4,25 @@
 // `claude-agent-acp`, `qwen --acp`, `gemini --acp`, `codex-acp` and others. The
 // operator names the agent's command line (--acp-command or AGENTMAIL_ACP_COMMAND).
 //
-// Every turn runs in its own agent process, started in the mail's directory (the
-// decision and its measurement are in docs/PLATFORMS.md, "ACP agents"):
+// How long an agent process lives is the operator's choice (Options.Process,
+// --acp-process; the decision and its measurements are in docs/PLATFORMS.md, "ACP
+// agents"):
 //
-//	initialize → session/new {cwd, mcpServers: [agentmail mcp]} (first turn of a mail
-//	session) or session/load {sessionId, cwd, mcpServers} (follow-ups, C-3) →
-//	[session/set_model] → session/prompt → stopReason (C-4) → the process stops.
+//   - turn (the default): every turn runs in its own agent process, started in the
+//     mail's directory: initialize → session/new {cwd, mcpServers: [agentmail mcp]}
+//     (first turn of a mail session) or session/load {sessionId, cwd, mcpServers}
+//     (follow-ups, C-3) → [session/set_model] → session/prompt → stopReason (C-4) → the
+//     process stops. The tool server's environment carries the turn's values.
+//   - session: one agent process per mail session, kept between its turns (for agents
+//     whose session/load in a new process loses the conversation, such as Gemini CLI):
+//     session/new once, then [session/set_model] → session/prompt per turn;
+//     session/load only in a new process (after a bridge restart, or once the process
+//     was idle for IdleTimeout). The tool server's environment is fixed at session/new,
+//     so the turn's token reaches it through a file the bridge rewrites per turn
+//     (AGENTMAIL_TURN_TOKEN_FILE, read by `agentmail mcp` at every tool call, empty
+//     between turns).
 //
-// The AgentMail tool server's environment is fixed when a session is created or loaded,
-// so starting the process per turn is what hands each turn's values (the turn token, the
-// mail id) to the tools. The reply is the text of the agent_message_chunk updates after
+// The reply is the text of the agent_message_chunk updates after
 // the turn's last tool call (C-5; agent_thought_chunk never reaches mail, B-5.1, N-6). A
 // JSON-RPC error on session/prompt is a failed turn (C-4, B-6).
 //
@@ -58,11 +67,46 @@ const EnvAuthMethod = "AGENTMAIL_ACP_AUTH_METHOD"
 // model sees its tools as agentmail_<tool>, mcp__agentmail__<tool> and the like.
 const MCPServerName = "agentmail"
 
+// EnvProcess is the variable that sets the process mode when --acp-process is not
+// given: "turn" or "session" (ParseProcessMode).
+const EnvProcess = "AGENTMAIL_ACP_PROCESS"
+
+// TurnTokenFileEnv names the tool server's variable that points at the file holding the
+// current turn's token (process mode session); `agentmail mcp` reads it at every tool
+// call (docs/TOOLS.md).
+const TurnTokenFileEnv = "AGENTMAIL_TURN_TOKEN_FILE"
+
+// ProcessMode says how long an agent process lives.
+type ProcessMode string
+
+// Process modes.
+const (
+	// ProcessPerTurn runs every turn in a new agent process; a follow-up loads its
+	// session (session/load) there.
+	ProcessPerTurn ProcessMode = "turn"
+	// ProcessPerSession keeps one agent process per mail session between its turns.
+	ProcessPerSession ProcessMode = "session"
+)
+
+// ParseProcessMode reads a process mode: "turn", "session", or "" (turn). Errors: any
+// other value.
+func ParseProcessMode(s string) (ProcessMode, error) {
+	switch ProcessMode(strings.ToLower(strings.TrimSpace(s))) {
+	case "", ProcessPerTurn:
+		return ProcessPerTurn, nil
+	case ProcessPerSession:
+		return ProcessPerSession, nil
+	}
+	return "", fmt.Errorf("the ACP process mode %q: use turn (a process per turn) or session (a process per mail session, kept between its turns)", s)
+}
+
 // Defaults of Options.
 const (
 	DefaultStartTimeout   = 2 * time.Minute
 	DefaultKillGrace      = 5 * time.Second
+	DefaultCancelWait     = 2 * time.Second
 	DefaultSessionListTTL = 2 * time.Minute
+	DefaultIdleTimeout    = 30 * time.Minute
 )
 
 // Options configures the adapter. Zero values take the defaults.
@@ -81,8 +125,17 @@ type Options struct {
 	// KillGrace is how long a process gets after its stdin closes, and again after
 	// SIGTERM, before it is killed.
 	KillGrace time.Duration
+	// CancelWait is how long a stopped turn's prompt gets to end after session/cancel
+	// before the process is stopped (ProcessPerTurn) or dropped (ProcessPerSession).
+	CancelWait time.Duration
 	// SessionListTTL is how long ListSessions reuses the agent's last session/list.
 	SessionListTTL time.Duration
+	// Process is the process mode ("" = ProcessPerTurn).
+	Process ProcessMode
+	// IdleTimeout (ProcessPerSession) is how long a kept process may wait for its
+	// session's next turn before it is stopped; the next turn then loads the session
+	// in a new process.
+	IdleTimeout time.Duration
 }
 
 // ParseCommand splits an operator's command line into argv with shell quoting rules
@@ -98,8 +151,8 @@ func ParseCommand(line string) ([]string, error) {
 	return argv, nil
 }
 
-// Adapter drives ACP agents, one process per turn. It implements bridge.Adapter and is
-// safe for concurrent use.
+// Adapter drives ACP agents, one process per turn or per mail session. It implements
+// bridge.Adapter and is safe for concurrent use.
 type Adapter struct {
 	opts Options
 
@@ -118,6 +171,12 @@ type Adapter struct {
 	sessionsAt   time.Time
 	titles       map[string]string // ACP session id → last title the agent reported
 	live         map[*agentProc]struct{}
+	// kept (ProcessPerSession) holds the idle process of each mail session, keyed by
+	// the mail session id (keptKey); a running turn has taken its process out.
+	kept map[string]*keptProc
+	// tokenDir (ProcessPerSession) holds the turn token files, mode 0700.
+	tokenDir  string
+	nextToken int
 }
 
 var _ bridge.Adapter = (*Adapter)(nil)
@@ -130,10 +189,19 @@ func New(opts Options) *Adapter {
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace
 	}
+	if opts.CancelWait <= 0 {
+		opts.CancelWait = DefaultCancelWait
+	}
 	if opts.SessionListTTL <= 0 {
 		opts.SessionListTTL = DefaultSessionListTTL
 	}
-	return &Adapter{opts: opts, titles: map[string]string{}, live: map[*agentProc]struct{}{}}
+	if opts.Process == "" {
+		opts.Process = ProcessPerTurn
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	return &Adapter{opts: opts, titles: map[string]string{}, live: map[*agentProc]struct{}{}, kept: map[string]*keptProc{}}
 }
 
 // Name returns "acp".
@@ -161,6 +229,9 @@ func (a *Adapter) Capabilities() bridge.Capabilities {
 		ListModels:           true, // the models of session/new where reported
 		PerTurnModel:         true, // session/set_model or the model config option
 		FileTools:            true, // the agent's own file tools
+		// A process kept for its session outlives the turn (its run is idle between
+		// turns, seed 004).
+		PersistentProcess: a.opts.Process == ProcessPerSession,
 	}
 }
 
@@ -180,12 +251,21 @@ func (a *Adapter) Start(ctx context.Context, env bridge.Env) error {
 	if env.Log == nil {
 		env.Log = func(string, ...any) {}
 	}
+	tokenDir := ""
+	if a.opts.Process == ProcessPerSession {
+		if tokenDir, err = os.MkdirTemp("", "agentmail-acp-"); err != nil {
+			return fmt.Errorf("acp: a folder for the turn token files: %w", err)
+		}
+	}
 	a.mu.Lock()
 	if a.started {
 		a.mu.Unlock()
+		if tokenDir != "" {
+			os.RemoveAll(tokenDir)
+		}
 		return errors.New("acp: Start called twice")
 	}
-	a.env, a.bin, a.started = env, bin, true
+	a.env, a.bin, a.started, a.tokenDir = env, bin, true, tokenDir
 	a.mu.Unlock()
 
 	sctx, cancel := context.WithTimeout(ctx, a.opts.StartTimeout)
@@ -200,9 +280,13 @@ func (a *Adapter) Start(ctx context.Context, env bridge.Env) error {
 	a.mu.Lock()
 	a.info = info
 	a.mu.Unlock()
-	env.Log("ACP agent ready", info.logArgs(strings.Join(a.opts.Command, " "))...)
+	env.Log("ACP agent ready", append(info.logArgs(strings.Join(a.opts.Command, " ")), "process", string(a.opts.Process))...)
 	if !info.LoadSession {
-		env.Log("limited: the ACP agent cannot load a session (no loadSession): every mail starts a new agent session, follow-ups by alias lose the conversation", "rule", "C-3")
+		if a.opts.Process == ProcessPerSession {
+			env.Log("limited: the ACP agent cannot load a session (no loadSession): a follow-up after a bridge restart or an idle stop starts a new agent session", "rule", "C-3")
+		} else {
+			env.Log("limited: the ACP agent cannot load a session (no loadSession): every mail starts a new agent session, follow-ups by alias lose the conversation (--acp-process session keeps it while the bridge runs)", "rule", "C-3")
+		}
 	}
 	if !info.ListSessions {
 		env.Log("limited: the ACP agent has no session/list: its sessions are not mirrored to the gateway", "rule", "C-10")
@@ -220,8 +304,9 @@ func (a *Adapter) ready() (bridge.Env, error) {
 	return a.env, nil
 }
 
-// Close stops every agent process still running (a turn that is waiting for a person
-// gets reject_once from the core's shutdown first, B-9.2).
+// Close stops every agent process still running, kept ones too (a turn that is waiting
+// for a person gets reject_once from the core's shutdown first, B-9.2), and removes the
+// turn token files.
 func (a *Adapter) Close() error {
 	a.mu.Lock()
 	if a.closed {
@@ -233,6 +318,11 @@ func (a *Adapter) Close() error {
 	for p := range a.live {
 		procs = append(procs, p)
 	}
+	for key, k := range a.kept {
+		k.idle.Stop()
+		delete(a.kept, key)
+	}
+	tokenDir := a.tokenDir
 	a.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
@@ -240,6 +330,9 @@ func (a *Adapter) Close() error {
 		go func(p *agentProc) { defer wg.Done(); p.stop(a.opts.KillGrace) }(p)
 	}
 	wg.Wait()
+	if tokenDir != "" {
+		os.RemoveAll(tokenDir)
+	}
 	return nil
 }
 

@@ -34,6 +34,7 @@ func script() []scriptedmodel.Rule {
 		scriptedmodel.FailModel("broken-model", 400, "broken-model does not exist"),
 		{ToolResultFor: "agentmail_whoami", Reply: scriptedmodel.Text("tool answered")},
 		{ToolResultFor: "bash", Reply: scriptedmodel.Text("bash finished")},
+		{UserContains: "second question who am i", Reply: scriptedmodel.Call("agentmail_whoami", map[string]any{})},
 		{UserContains: "who am i", Reply: scriptedmodel.Call("agentmail_whoami", map[string]any{})},
 		{UserContains: "make the file", Reply: scriptedmodel.Reply{Text: "I will create it.", ToolCalls: []scriptedmodel.ToolCall{
 			{ID: "call_touch", Name: "bash", Input: map[string]any{"command": "touch made.txt", "description": "make the file"}}}}},
@@ -46,15 +47,21 @@ func script() []scriptedmodel.Rule {
 
 // setup starts the scripted model and an adapter driving `opencode acp` against it in an
 // isolated home, with opencode's own configuration asking before bash and edits (as an
-// operator configures it).
+// operator configures it), one process per turn.
 func setup(t *testing.T) (*Adapter, *scriptedmodel.Server) {
+	t.Helper()
+	return setupMode(t, ProcessPerTurn)
+}
+
+// setupMode is setup in process mode mode.
+func setupMode(t *testing.T, mode ProcessMode) (*Adapter, *scriptedmodel.Server) {
 	t.Helper()
 	bin := platforms.Require(t, platforms.OpenCode)
 	s := scriptedmodel.NewTest(t, script()...)
 	env := platforms.NewEnv(t)
 	env.UseOpenCodeACP(s.OpenAIBaseURL(), testModels...)
 	env.Set("AGENTMAIL_AGENT_KEY", "ak_from_environment")
-	a := New(Options{Command: []string{bin, "acp"}, Environ: env.Environ()})
+	a := New(Options{Command: []string{bin, "acp"}, Environ: env.Environ(), Process: mode})
 	var logMu sync.Mutex
 	if err := a.Start(context.Background(), bridge.Env{AgentName: "coder", GatewayURL: "http://127.0.0.1:1",
 		MCPCommand: adaptertest.WhoamiCommand(t),
@@ -194,6 +201,122 @@ func TestOpenCodeACP(t *testing.T) {
 			t.Fatalf("models %+v, %v", ms, err)
 		}
 	})
+}
+
+// Process mode session: one agent process per mail session, kept between its turns; the
+// tool server, whose environment is fixed at session/new, acts with each turn's token
+// through the token file, which is empty between turns; another mail session gets a
+// process of its own; a stopped turn leaves its process ready for the next turn; Close
+// stops every process and removes the token files.
+func TestSessionProcessMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real agent")
+	}
+	a, s := setupMode(t, ProcessPerSession)
+	if !a.Capabilities().PersistentProcess {
+		t.Fatal("process mode session must declare PersistentProcess")
+	}
+	dir := t.TempDir()
+	turn := func(mailSession, sid, prompt, token string) bridge.TurnResult {
+		t.Helper()
+		begin := time.Now()
+		res := adaptertest.RunTurn(t, a, bridge.TurnRequest{MailSessionID: mailSession, Cwd: dir, Prompt: prompt, PlatformSessionID: sid,
+			ToolEnv: map[string]string{"AGENTMAIL_SESSION_ID": mailSession, "AGENTMAIL_MAIL_ID": "m-" + token, bridge.TurnTokenEnv: token}})
+		t.Logf("turn %q (%s) took %v", prompt, token, time.Since(begin).Round(time.Millisecond))
+		return res
+	}
+	tokenSeen := func(prompt string) string {
+		t.Helper()
+		tr := adaptertest.LastRequestFor(t, s, prompt).LastToolResults
+		if len(tr) != 1 {
+			t.Fatalf("tool results of %q: %+v", prompt, tr)
+		}
+		_, after, _ := strings.Cut(tr[0].Content, "token=")
+		tok, _, _ := strings.Cut(after, " ")
+		return tok
+	}
+
+	first := turn("s-1", "", "who am i", "tt-1")
+	if first.Text != "tool answered" || first.Facts.PID <= 0 || first.Facts.ProcessExited == nil || first.Facts.ExitCode != nil {
+		t.Fatalf("first turn %+v", first)
+	}
+	if got := tokenSeen("who am i"); got != "tt-1" {
+		t.Fatalf("the first turn's tool saw token %q, want tt-1", got)
+	}
+	a.mu.Lock()
+	k := a.kept["mail:s-1"]
+	a.mu.Unlock()
+	if k == nil {
+		t.Fatal("no process kept for mail session s-1")
+	}
+	if b, err := os.ReadFile(k.tokenFile); err != nil || len(b) != 0 {
+		t.Fatalf("token file between turns = %q, %v; want empty", b, err)
+	}
+	if st, err := os.Stat(filepath.Dir(k.tokenFile)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("token folder %v, %v; want mode 0700", st, err)
+	}
+
+	second := turn("s-1", first.PlatformSessionID, "second question who am i", "tt-2")
+	if second.Facts.PID != first.Facts.PID || second.PlatformSessionID != first.PlatformSessionID {
+		t.Fatalf("the follow-up ran in pid %d session %s, want the kept pid %d session %s", second.Facts.PID, second.PlatformSessionID, first.Facts.PID, first.PlatformSessionID)
+	}
+	if got := tokenSeen("second question who am i"); got != "tt-2" {
+		t.Fatalf("the follow-up's tool saw token %q, want the turn's tt-2", got)
+	}
+	if h := adaptertest.History(adaptertest.LastRequestFor(t, s, "second question who am i")); !strings.Contains(h, "tool answered") {
+		t.Fatalf("the follow-up lost the conversation:\n%s", h)
+	}
+
+	other := turn("s-2", "", "status please", "tt-3")
+	if other.Facts.PID == first.Facts.PID {
+		t.Fatalf("mail session s-2 ran in s-1's process %d", first.Facts.PID)
+	}
+
+	// A turn stopped while it waits for a person keeps its process for the next one.
+	ctx, cancel := context.WithCancel(context.Background())
+	asked := make(chan struct{})
+	var stopped bridge.TurnResult
+	var stopErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		stopped, stopErr = a.RunTurn(ctx, bridge.TurnRequest{MailSessionID: "s-1", Cwd: dir, Prompt: "make the file", PlatformSessionID: first.PlatformSessionID,
+			ToolEnv: map[string]string{bridge.TurnTokenEnv: "tt-4"},
+			Permission: func(ctx context.Context, ask bridge.PermissionAsk) bridge.PermissionAnswer {
+				close(asked)
+				<-ctx.Done()
+				return bridge.PermissionAnswer{}
+			}})
+	}()
+	<-asked
+	begin := time.Now()
+	cancel()
+	<-done
+	t.Logf("the stopped turn returned %v after the cancel", time.Since(begin).Round(time.Millisecond))
+	if !errors.Is(stopErr, context.Canceled) || stopped.Facts.PID != first.Facts.PID {
+		t.Fatalf("stopped turn: %+v, %v", stopped, stopErr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the refused command ran (stat err %v)", err)
+	}
+	after := turn("s-1", first.PlatformSessionID, "do the work", "tt-5")
+	if after.Text != "work done" || after.Facts.PID != first.Facts.PID {
+		t.Fatalf("the turn after the stop: %+v", after)
+	}
+
+	exited := after.Facts.ProcessExited
+	tokenDir := filepath.Dir(k.tokenFile)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	default:
+		t.Fatal("Close left the kept process running")
+	}
+	if _, err := os.Stat(tokenDir); !os.IsNotExist(err) {
+		t.Fatalf("the token folder is still there after Close (stat err %v)", err)
+	}
 }
 
 // Permission requests are answered by kind, never allow_always; AgentMail's own tools

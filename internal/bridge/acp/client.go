@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -15,12 +14,10 @@ import (
 	"github.com/agentmail/agentmail/internal/bridge"
 )
 
-// clientHooks is the client side of one agent process (sdk.Client): it collects the
-// turn's reply from session/update and answers session/request_permission. One process
-// runs one turn, so the hooks hold that turn's state.
+// clientHooks is the client side of one turn (sdk.Client, reached through the process's
+// router): it collects the turn's reply from session/update and answers
+// session/request_permission, and holds that turn's state.
 type clientHooks struct {
-	unparsed atomic.Int64
-
 	// Set before the process starts; nil for a process that runs no turn.
 	ctx context.Context
 	req *bridge.TurnRequest
@@ -241,9 +238,14 @@ func (h *clientHooks) announcedName(ctx context.Context, id string) announcement
 // B-9.2).
 func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	tc := p.ToolCall
+	// The agent waits for the answer, so text it sent before the request may still be on
+	// its way through the ordered updates when the request arrives: cut at both ends.
+	h.toolCallSeen()
+	defer h.toolCallSeen()
 	if ownTool(tc) {
 		if id, ok := optionOf(p.Options, sdk.PermissionOptionKindAllowOnce); ok {
 			h.logf("AgentMail tool allowed without asking", "tool", toolName(tc, announcement{}), "tool_call", string(tc.ToolCallId))
+			h.announceFromRequest(tc)
 			h.allowed(tc)
 			return selected(id), nil
 		}
@@ -254,7 +256,13 @@ func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermis
 		defer cancel()
 		stop := context.AfterFunc(ctx, cancel)
 		defer stop()
-		ask := permissionAsk(string(p.SessionId), tc, h.announcedName(pctx, string(tc.ToolCallId)))
+		announced := h.announcedName(pctx, string(tc.ToolCallId))
+		if announced == (announcement{}) {
+			// No tool_call update came (Gemini CLI announces a call that needs a
+			// confirmation only by this request): the request names the call.
+			h.announceFromRequest(tc)
+		}
+		ask := permissionAsk(string(p.SessionId), tc, announced)
 		ans := h.req.Permission(pctx, ask)
 		allow = ans.Allow
 	} else {
@@ -273,6 +281,43 @@ func (h *clientHooks) RequestPermission(ctx context.Context, p sdk.RequestPermis
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}, nil
+}
+
+// toolCallSeen cuts the reply at a tool call the agent announced by a permission request
+// rather than a tool_call update (Gemini CLI): text before it is not the last message.
+// Requests are served concurrently with the ordered updates; no new text comes while the
+// agent waits for the answer.
+func (h *clientHooks) toolCallSeen() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.collecting {
+		h.text.Reset()
+		h.messageID = ""
+	}
+}
+
+// announceFromRequest records a permission request's tool call as its announcement when
+// no tool_call update announced it: the tool's name as toolName reads it, and for a
+// command without rawInput (Gemini CLI, whose title is the command) the title as the
+// input's command, so that the run card shows what runs.
+func (h *clientHooks) announceFromRequest(tc sdk.ToolCallUpdate) {
+	id := string(tc.ToolCallId)
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.callNames[id]; ok {
+		return
+	}
+	if h.inputs == nil {
+		h.inputs = map[string]map[string]any{}
+	}
+	title := strings.TrimSpace(deref(tc.Title))
+	if in, _ := tc.RawInput.(map[string]any); len(in) == 0 && title != "" && h.inputs[id] == nil && tc.Kind != nil && *tc.Kind == sdk.ToolKindExecute {
+		h.inputs[id] = map[string]any{"command": title}
+	}
+	h.announce(id, announcement{meta: toolName(tc, announcement{}), title: title})
 }
 
 // allowed reports an allowed tool call to the core with the input its permission request

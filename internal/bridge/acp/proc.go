@@ -133,11 +133,86 @@ type agentProc struct {
 	stderr *bridge.TailBuffer
 	reader *countingReader
 	info   agentInfo
-	hooks  *clientHooks
+	router *router
+	// unparsed counts the stdout lines the SDK could not parse.
+	unparsed atomic.Int64
 
 	exited   chan struct{}
 	exitCode *int
 	stopOnce sync.Once
+}
+
+// hasExited reports whether the process has ended.
+func (p *agentProc) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// router is the client side (sdk.Client) of one agent process: it hands the agent's
+// updates and requests to the hooks of the turn that runs in the process now. Between
+// turns (a process kept for its session) there are none: updates are dropped and
+// permission requests refused.
+type router struct {
+	mu sync.Mutex
+	h  *clientHooks
+}
+
+var _ sdk.Client = (*router)(nil)
+
+// set makes h the turn's hooks (nil: no turn runs).
+func (r *router) set(h *clientHooks) {
+	r.mu.Lock()
+	r.h = h
+	r.mu.Unlock()
+}
+
+func (r *router) cur() *clientHooks {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.h == nil {
+		return &clientHooks{}
+	}
+	return r.h
+}
+
+func (r *router) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+	return r.cur().SessionUpdate(ctx, n)
+}
+
+func (r *router) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	return r.cur().RequestPermission(ctx, p)
+}
+
+func (r *router) ReadTextFile(ctx context.Context, q sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return r.cur().ReadTextFile(ctx, q)
+}
+
+func (r *router) WriteTextFile(ctx context.Context, q sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return r.cur().WriteTextFile(ctx, q)
+}
+
+func (r *router) CreateTerminal(ctx context.Context, q sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return r.cur().CreateTerminal(ctx, q)
+}
+
+func (r *router) KillTerminal(ctx context.Context, q sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return r.cur().KillTerminal(ctx, q)
+}
+
+func (r *router) TerminalOutput(ctx context.Context, q sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return r.cur().TerminalOutput(ctx, q)
+}
+
+func (r *router) ReleaseTerminal(ctx context.Context, q sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return r.cur().ReleaseTerminal(ctx, q)
+}
+
+func (r *router) WaitForTerminalExit(ctx context.Context, q sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return r.cur().WaitForTerminalExit(ctx, q)
 }
 
 // countingReader counts the bytes read from the agent's stdout.
@@ -154,14 +229,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // startProc starts the agent in dir and runs initialize. hooks receives the agent's
 // updates and requests (nil: none expected; updates are dropped, permission requests
-// refused).
+// refused); the process's router hands them to later turns' hooks.
 func (a *Adapter) startProc(ctx context.Context, dir string, hooks *clientHooks) (*agentProc, error) {
 	env, err := a.ready()
 	if err != nil {
 		return nil, err
-	}
-	if hooks == nil {
-		hooks = &clientHooks{}
 	}
 	cmd := env.Command(a.bin, a.opts.Command[1:]...)
 	cmd.Dir = dir
@@ -174,7 +246,7 @@ func (a *Adapter) startProc(ctx context.Context, dir string, hooks *clientHooks)
 	if err != nil {
 		return nil, err
 	}
-	p := &agentProc{cmd: cmd, stdin: stdin, stderr: bridge.NewTailBuffer(16 << 10), hooks: hooks, exited: make(chan struct{})}
+	p := &agentProc{cmd: cmd, stdin: stdin, stderr: bridge.NewTailBuffer(16 << 10), router: &router{h: hooks}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("acp: starting %s: %w", strings.Join(a.opts.Command, " "), err)
@@ -197,8 +269,8 @@ func (a *Adapter) startProc(ctx context.Context, dir string, hooks *clientHooks)
 		a.untrack(p)
 	}()
 	p.reader = &countingReader{r: stdout}
-	p.conn = sdk.NewClientSideConnection(hooks, stdin, p.reader)
-	p.conn.SetLogger(slog.New(&unparsedCounter{hooks: hooks}))
+	p.conn = sdk.NewClientSideConnection(p.router, stdin, p.reader)
+	p.conn.SetLogger(slog.New(&unparsedCounter{p: p}))
 	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		// Neither fs nor terminal is offered: the agent's own tools do that work, and
@@ -257,6 +329,22 @@ func (p *agentProc) stop(grace time.Duration) {
 		signalGroup(p.pid(), syscall.SIGKILL)
 		<-p.exited
 	})
+}
+
+// kill ends the process and everything it started at once: SIGTERM to its process group
+// and to every descendant (also those in groups of their own), SIGKILL after grace.
+func (p *agentProc) kill(grace time.Duration) {
+	if p.hasExited() {
+		return
+	}
+	signalGroup(p.pid(), syscall.SIGTERM)
+	bridge.EndDescendants(p.pid(), "", grace)
+	select {
+	case <-p.exited:
+		return
+	case <-time.After(grace):
+	}
+	signalGroup(p.pid(), syscall.SIGKILL)
 }
 
 func signalGroup(pid int, sig syscall.Signal) {
@@ -340,12 +428,12 @@ func rpcCode(err error) int {
 
 // unparsedCounter is the connection's logger: it counts the lines the SDK could not
 // parse (RunFacts.UnparsedLines) and drops the rest.
-type unparsedCounter struct{ hooks *clientHooks }
+type unparsedCounter struct{ p *agentProc }
 
 func (u *unparsedCounter) Enabled(context.Context, slog.Level) bool { return true }
 func (u *unparsedCounter) Handle(_ context.Context, r slog.Record) error {
 	if strings.Contains(r.Message, "failed to parse") {
-		u.hooks.unparsed.Add(1)
+		u.p.unparsed.Add(1)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -22,14 +23,14 @@ const authRequiredCode = -32000
 // that session/load does not know).
 const resourceNotFoundCode = -32002
 
-// RunTurn runs one turn in a new agent process (see the package comment). Errors:
-// RunTurn before Start, a Cwd that is not an existing absolute directory, an agent that
-// does not start or answer initialize, session/new or session/load, and
-// bridge.ErrSessionNotFound (wrapped) when the agent does not know PlatformSessionID or
-// cannot load sessions at all; ctx's error when ctx ended the turn (session/cancel, then
-// the process is stopped; the result still carries the process facts). A model failure
-// (a JSON-RPC error on session/prompt), a missing login and a model the agent refuses
-// are TurnResult.Failed with the agent's own words.
+// RunTurn runs one turn: in a new agent process (ProcessPerTurn), or in the mail
+// session's kept process (ProcessPerSession; see the package comment). Errors: RunTurn
+// before Start, a Cwd that is not an existing absolute directory, an agent that does not
+// start or answer initialize, session/new or session/load, and bridge.ErrSessionNotFound
+// (wrapped) when the agent does not know PlatformSessionID or cannot load sessions at
+// all; ctx's error when ctx ended the turn (session/cancel; the result still carries the
+// process facts). A model failure (a JSON-RPC error on session/prompt), a missing login
+// and a model the agent refuses are TurnResult.Failed with the agent's own words.
 func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.TurnResult, error) {
 	env, err := a.ready()
 	if err != nil {
@@ -41,11 +42,11 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 	if st, err := os.Stat(req.Cwd); err != nil || !st.IsDir() {
 		return bridge.TurnResult{}, fmt.Errorf("acp: TurnRequest.Cwd %q is not an existing directory", req.Cwd)
 	}
-	a.mu.Lock()
-	canLoad := a.info.LoadSession
-	a.mu.Unlock()
-	if req.PlatformSessionID != "" && !canLoad {
-		return bridge.TurnResult{}, fmt.Errorf("%w: the ACP agent cannot load session %s (no loadSession)", bridge.ErrSessionNotFound, req.PlatformSessionID)
+	if a.opts.Process == ProcessPerSession {
+		return a.runKept(ctx, env, req)
+	}
+	if err := a.checkLoadable(req); err != nil {
+		return bridge.TurnResult{}, err
 	}
 
 	hooks := &clientHooks{ctx: ctx, req: &req, log: env.Log}
@@ -63,38 +64,18 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 		res.Facts.EndedAt = time.Now()
 		res.Facts.ExitCode = p.exitCode
 		res.Facts.BytesRead = p.reader.n.Load()
-		res.Facts.UnparsedLines = int(hooks.unparsed.Load())
+		res.Facts.UnparsedLines = int(p.unparsed.Load())
 	}
-
-	mcp := mcpServers(env, req.ToolEnv)
-	var sid string
-	var models []modelEntry
-	if req.PlatformSessionID == "" {
-		resp, err := a.newSession(sctx, p, req.Cwd, mcp)
-		if err != nil {
-			finish()
-			var af *authFailure
-			if errors.As(err, &af) {
-				res.Failed, res.FailureReason = true, af.Error()
-				hooks.judge(af)
-				return res, nil
-			}
-			return res, err
+	sid, models, err := a.openSession(sctx, ctx, p, hooks, req, mcpServers(env, req.ToolEnv))
+	if err != nil {
+		finish()
+		var af *authFailure
+		if errors.As(err, &af) {
+			res.Failed, res.FailureReason = true, af.Error()
+			hooks.judge(af)
+			return res, nil
 		}
-		sid = string(resp.SessionId)
-		models = sessionModels(resp.Models, resp.ConfigOptions)
-	} else {
-		sid = req.PlatformSessionID
-		hooks.setSession(sid)
-		resp, err := p.conn.LoadSession(sctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(sid), Cwd: req.Cwd, McpServers: mcp})
-		if err != nil {
-			finish()
-			if code := rpcCode(err); code == resourceNotFoundCode || strings.Contains(strings.ToLower(rpcText(err)), "not found") || a.unlisted(ctx, sid) {
-				return res, fmt.Errorf("%w: ACP session %s: %s", bridge.ErrSessionNotFound, sid, rpcText(err))
-			}
-			return res, fmt.Errorf("acp: session/load %s: %s%s", sid, rpcText(err), p.stderrHint())
-		}
-		models = sessionModels(resp.Models, resp.ConfigOptions)
+		return res, err
 	}
 	res.PlatformSessionID = sid
 	a.noteModels(env, models)
@@ -111,6 +92,76 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 	}
 	cancelStart()
 
+	// A stopped turn's process goes at once, with every process it started (its stdin is
+	// not waited on; some agents take seconds to leave after it closes): once the agent
+	// ended the prompt after session/cancel, or when it did not within CancelWait.
+	out := a.prompt(ctx, p, hooks, sid, req.Prompt, func() {
+		env.Log("the ACP agent did not end the stopped turn after session/cancel: its process is ended", "session", sid, "waited", a.opts.CancelWait)
+		p.kill(time.Second)
+	})
+	if out.interrupted {
+		p.kill(time.Second)
+	}
+	finish()
+	return a.result(res, hooks, sid, out), out.ctxErr
+}
+
+// checkLoadable refuses a follow-up on an agent that cannot load sessions.
+func (a *Adapter) checkLoadable(req bridge.TurnRequest) error {
+	a.mu.Lock()
+	canLoad := a.info.LoadSession
+	a.mu.Unlock()
+	if req.PlatformSessionID != "" && !canLoad {
+		return fmt.Errorf("%w: the ACP agent cannot load session %s (no loadSession)", bridge.ErrSessionNotFound, req.PlatformSessionID)
+	}
+	return nil
+}
+
+// openSession creates the turn's session in p (session/new, req.PlatformSessionID "")
+// or loads it (session/load, C-3) with the tool server mcp, and returns its id and the
+// models it offers. Errors: *authFailure for a missing login; bridge.ErrSessionNotFound
+// (wrapped) for a session the agent does not know (a -32002 error, "not found", or an
+// internal error for a session its session/list lacks, checked under turnCtx).
+func (a *Adapter) openSession(ctx, turnCtx context.Context, p *agentProc, hooks *clientHooks, req bridge.TurnRequest, mcp []sdk.McpServer) (string, []modelEntry, error) {
+	if req.PlatformSessionID == "" {
+		resp, err := a.newSession(ctx, p, req.Cwd, mcp)
+		if err != nil {
+			return "", nil, err
+		}
+		return string(resp.SessionId), sessionModels(resp.Models, resp.ConfigOptions), nil
+	}
+	sid := req.PlatformSessionID
+	hooks.setSession(sid)
+	resp, err := p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(sid), Cwd: req.Cwd, McpServers: mcp})
+	if err != nil {
+		if code := rpcCode(err); code == resourceNotFoundCode || sessionUnknown.MatchString(rpcText(err)) || a.unlisted(turnCtx, sid) {
+			return "", nil, fmt.Errorf("%w: ACP session %s: %s", bridge.ErrSessionNotFound, sid, rpcText(err))
+		}
+		return "", nil, fmt.Errorf("acp: session/load %s: %s%s", sid, rpcText(err), p.stderrHint())
+	}
+	return sid, sessionModels(resp.Models, resp.ConfigOptions), nil
+}
+
+// sessionUnknown is how agents word a session/load of a session they do not have:
+// "not found", or Gemini CLI's "No previous sessions found for this project."
+var sessionUnknown = regexp.MustCompile(`(?i)not found|no (previous )?sessions? found`)
+
+// promptOutcome is how a session/prompt ended.
+type promptOutcome struct {
+	resp sdk.PromptResponse
+	err  error
+	// interrupted: ctx ended the turn and session/cancel was sent; settled: the agent
+	// then ended the prompt within CancelWait.
+	interrupted, settled bool
+	ctxErr               error
+}
+
+// prompt sends the turn's prompt on session sid and waits for its end, or for ctx's:
+// then session/cancel, and up to CancelWait for the agent to end the prompt. When it has
+// not by then, stuck runs (it ends what the agent left running: Qwen Code's shell runs
+// commands in a process group of their own, which its cancel leaves alone, and its
+// prompt ends only with them), and the prompt gets CancelWait again.
+func (a *Adapter) prompt(ctx context.Context, p *agentProc, hooks *clientHooks, sid, text string, stuck func()) promptOutcome {
 	hooks.begin(sid)
 	type promptDone struct {
 		resp sdk.PromptResponse
@@ -120,54 +171,74 @@ func (a *Adapter) RunTurn(ctx context.Context, req bridge.TurnRequest) (bridge.T
 	go func() {
 		// The prompt is not cancelled through ctx: a turn is stopped with session/cancel,
 		// and the process's end ends the call.
-		r, err := p.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(req.Prompt)}})
+		r, err := p.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 		done <- promptDone{r, err}
 	}()
-	var d promptDone
 	select {
-	case d = <-done:
+	case d := <-done:
+		return promptOutcome{resp: d.resp, err: d.err}
 	case <-ctx.Done():
-		_ = p.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(sid)})
+	}
+	_ = p.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(sid)})
+	out := promptOutcome{interrupted: true, ctxErr: ctx.Err()}
+	for round := 0; round < 2 && !out.settled; round++ {
+		if round == 1 {
+			stuck()
+		}
+		wait := time.NewTimer(a.opts.CancelWait)
 		select {
 		case <-done:
-		case <-time.After(a.opts.KillGrace):
+			out.settled = true
+		case <-wait.C:
+		case <-p.exited:
+			wait.Stop()
+			return out
 		}
-		finish()
+		wait.Stop()
+	}
+	return out
+}
+
+// result is the turn's result from the prompt's outcome: the reply after the last tool
+// call and the session's title, or the failure (a JSON-RPC error on the prompt, a
+// refusal without text), or the interruption.
+func (a *Adapter) result(res bridge.TurnResult, hooks *clientHooks, sid string, out promptOutcome) bridge.TurnResult {
+	res.PlatformSessionID = sid
+	if out.interrupted {
 		res.Facts.StopReason = "interrupted"
-		return res, ctx.Err()
+		return res
 	}
 	text, msgID, title := hooks.reply()
-	res.Title = title
+	a.mu.Lock()
 	if title != "" {
-		a.mu.Lock()
 		a.titles[sid] = title
-		a.mu.Unlock()
 	} else {
-		a.mu.Lock()
-		res.Title = a.titles[sid]
-		a.mu.Unlock()
+		title = a.titles[sid]
 	}
-	if d.err != nil {
-		finish()
-		reason := rpcText(d.err)
-		if rpcCode(d.err) == authRequiredCode {
-			reason = a.authFailure(p.info, reason).Error()
+	a.mu.Unlock()
+	res.Title = title
+	if out.err != nil {
+		reason := rpcText(out.err)
+		if rpcCode(out.err) == authRequiredCode {
+			a.mu.Lock()
+			info := a.info
+			a.mu.Unlock()
+			reason = a.authFailure(info, reason).Error()
 		}
 		res.Failed, res.FailureReason = true, reason
 		res.Facts.StopReason = "error"
 		hooks.judge(errors.New(reason))
-		return res, nil
+		return res
 	}
-	finish()
-	res.Facts.StopReason = string(d.resp.StopReason)
+	res.Facts.StopReason = string(out.resp.StopReason)
 	res.Text, res.MessageID = text, msgID
-	if d.resp.StopReason == sdk.StopReasonRefusal && text == "" {
+	if out.resp.StopReason == sdk.StopReasonRefusal && text == "" {
 		res.Failed, res.FailureReason = true, "the agent refused to continue (stopReason refusal)"
 		hooks.judge(errors.New(res.FailureReason))
-		return res, nil
+		return res
 	}
 	hooks.judge(nil)
-	return res, nil
+	return res
 }
 
 // unlisted reports whether the agent's session/list (in a process of its own) lacks

@@ -40,7 +40,8 @@ func WhoamiCommand(t testing.TB) []string {
 // the environment the tool server was given, in one line:
 // "session=… mail=… gateway=… key=… token=… platform=… cwd=…" (AGENTMAIL_SESSION_ID,
 // AGENTMAIL_MAIL_ID, AGENTMAIL_GATEWAY_URL, AGENTMAIL_AGENT_KEY, AGENTMAIL_TURN_TOKEN,
-// AGENTMAIL_PLATFORM and the working directory). It exits the process with status 1 when
+// AGENTMAIL_PLATFORM and the working directory); the token is the content of
+// AGENTMAIL_TURN_TOKEN_FILE at the call when that is set. It exits the process with status 1 when
 // the transport fails.
 func ServeWhoami() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentmail-test", Version: "1"}, nil)
@@ -48,8 +49,13 @@ func ServeWhoami() {
 	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Tells the session id and gateway of this tool server."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in none) (*mcp.CallToolResult, any, error) {
 			wd, _ := os.Getwd()
+			token := os.Getenv("AGENTMAIL_TURN_TOKEN")
+			if f := os.Getenv("AGENTMAIL_TURN_TOKEN_FILE"); f != "" {
+				b, _ := os.ReadFile(f)
+				token = strings.TrimSpace(string(b))
+			}
 			text := "session=" + os.Getenv("AGENTMAIL_SESSION_ID") + " mail=" + os.Getenv("AGENTMAIL_MAIL_ID") +
-				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + os.Getenv("AGENTMAIL_TURN_TOKEN") +
+				" gateway=" + os.Getenv("AGENTMAIL_GATEWAY_URL") + " key=" + os.Getenv("AGENTMAIL_AGENT_KEY") + " token=" + token +
 				" platform=" + os.Getenv("AGENTMAIL_PLATFORM") + " cwd=" + wd
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
