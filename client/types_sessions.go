@@ -50,6 +50,10 @@ type Session struct {
 	MailCount      int    `json:"mail_count"`
 	PendingPermits int    `json:"pending_permissions"`
 	RunState       string `json:"run_state,omitempty" enum:"running,idle,queued,finished,failed"` // state of the latest run, if any
+	// RunningTurns is how many of the session's runs are running now, any
+	// of them, not only the latest (the inbox marks such a conversation,
+	// issue 16).
+	RunningTurns int `json:"running_turns,omitempty"`
 }
 
 // SessionRef names a session next to another one: the origin of a

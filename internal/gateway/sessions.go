@@ -39,8 +39,8 @@ func (s *Service) sessionView(ctx context.Context, q *store.Q, row store.Session
 		if err != nil {
 			return nil, err
 		}
-		v.Unread, v.MailCount, v.LastMailID, v.LastFrom, v.LastSnippet, v.LastMailType, v.RunState =
-			st.Unread, st.MailCount, st.LastMailID, st.LastFrom, st.LastSnippet, st.LastType, st.RunState
+		v.Unread, v.MailCount, v.LastMailID, v.LastFrom, v.LastSnippet, v.LastMailType, v.RunState, v.RunningTurns =
+			st.Unread, st.MailCount, st.LastMailID, st.LastFrom, st.LastSnippet, st.LastType, st.RunState, st.RunningTurns
 	}
 	if v.PendingPermits, err = q.CountPendingPermissionsInSession(ctx, row.SessionID); err != nil {
 		return nil, err

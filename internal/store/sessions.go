@@ -569,6 +569,9 @@ type SessionStats struct {
 	LastSnippet string
 	LastType    string // the last mail's mail_type
 	RunState    string
+	// RunningTurns counts the session's runs in state running (any run,
+	// not only the latest).
+	RunningTurns int
 }
 
 // SessionStatsFor answers the viewer's counts and the last mail the viewer
@@ -597,6 +600,11 @@ func (q *Q) SessionStatsFor(ctx context.Context, sessionID, viewer string) (Sess
 	err = q.QueryRow(ctx, `SELECT state FROM runs WHERE session_id = ? ORDER BY started_at DESC, run_id DESC LIMIT 1`, sessionID).Scan(&st.RunState)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return st, err
+	}
+	if st.RunState != "" {
+		if err := q.QueryRow(ctx, `SELECT COUNT(*) FROM runs WHERE session_id = ? AND state = 'running'`, sessionID).Scan(&st.RunningTurns); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
 }

@@ -8,7 +8,8 @@
 // moves to the history with who stopped it and the transcript link. A narrow
 // screen shows the card and its button too. While the agent works in a
 // conversation, the compose box says what a mail that says only "stop" does,
-// in English and Chinese.
+// and the inbox marks the conversation in words (any running run of it, not
+// only the latest), in English and Chinese, on a 390 px screen too.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
@@ -124,5 +125,48 @@ describe('run control in the page', () => {
     await page.keyboard.press('Escape')
     await page.getByTestId('lang-en').click()
     await page.getByTestId('nav-inbox').filter({ hasText: 'Inbox' }).waitFor()
+  })
+
+  test('the inbox marks a conversation whose agent works, in words, on a 390 px screen', async () => {
+    const opened = await admin.post('/me/mail/send', { to: `claude@${ws}.new`, subject: 'Index the repository', body: 'Go.' })
+    const base = { session_id: opened.session_id, mail_id: opened.mail_id, attempt: 1 }
+    // An older run still runs; the newest one ended: the mark follows the running one.
+    await agent.put('/runs/run-e2e-older', { ...base, state: 'running', started_at: new Date(Date.now() - 60000).toISOString() })
+    await agent.put('/runs/run-e2e-newer', {
+      ...base, state: 'finished', attempt: 2, started_at: new Date(Date.now() - 10000).toISOString(), ended_at: new Date().toISOString(), duration_ms: 10000,
+    })
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', hasTouch: true, isMobile: true })
+    const narrow = await ctx.newPage()
+    narrow.setDefaultTimeout(20000)
+    await narrow.goto(gw.url + '/')
+    await narrow.getByLabel('Username').fill(ADMIN)
+    await narrow.getByLabel('Password').fill(PASSWORD)
+    await narrow.getByRole('button', { name: 'Sign in' }).click()
+    const row = narrow.locator(`[data-testid="session-row"][data-session-id="${opened.session_id}"]`)
+    const mark = row.getByTestId('row-running')
+    await mark.waitFor()
+    assert.equal(await mark.innerText(), 'Running')
+    const box = await mark.boundingBox()
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390 && box.width > 20, `the mark at ${JSON.stringify(box)} is not on the screen`)
+    await narrow.screenshot({ path: join(shots, 'inbox-running-390.png') })
+    // A conversation whose run ended carries no mark.
+    const done = await admin.get('/me/sessions')
+    for (const s of done.sessions ?? []) {
+      if (s.session_id === opened.session_id) continue
+      const other = narrow.locator(`[data-testid="session-row"][data-session-id="${s.session_id}"]`)
+      if ((await other.count()) === 1 && !(s.running_turns > 0)) {
+        assert.equal(await other.getByTestId('row-running').count(), 0, `conversation ${s.subject} is marked running`)
+      }
+    }
+    await narrow.getByTestId('lang-zh').click()
+    await waitFor(async () => (await mark.innerText()) === '运行中', { what: 'the Chinese mark' })
+    await narrow.screenshot({ path: join(shots, 'inbox-running-390-zh.png') })
+    // The running run ends: the mark goes, live.
+    await agent.put('/runs/run-e2e-older', {
+      ...base, state: 'finished', started_at: new Date(Date.now() - 60000).toISOString(), ended_at: new Date().toISOString(), duration_ms: 60000,
+    })
+    await waitFor(async () => (await row.getByTestId('row-running').count()) === 0, { what: 'the mark to go once no run runs' })
+    await narrow.getByTestId('lang-en').click()
+    await ctx.close()
   })
 })

@@ -2854,6 +2854,7 @@ export interface components {
             platform_session_id?: string;
             /** @enum {string} */
             run_state?: "running" | "idle" | "queued" | "finished" | "failed";
+            running_turns?: number;
             session_id: string;
             subject: string;
             unread: number;

@@ -83,6 +83,8 @@ export const en = {
   'list.emptyFilter': 'Nothing matches this filter.',
   'list.emptySent': 'You have not sent anything yet.',
   'list.unread': '{count} unread',
+  'list.running': 'Running',
+  'list.runningTitle': 'The agent is working on a turn in this conversation ({count} running)',
   'list.waiting': '{count} waiting for you',
   'list.mails': '{count} mails',
   'list.you': 'you',

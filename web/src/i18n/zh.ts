@@ -82,6 +82,8 @@ export const zh: Record<MsgKey, string> = {
   'list.emptyFilter': '没有符合筛选条件的会话。',
   'list.emptySent': '你还没有发过邮件。',
   'list.unread': '{count} 封未读',
+  'list.running': '运行中',
+  'list.runningTitle': 'Agent 正在这个会话中运行（{count} 轮进行中）',
   'list.waiting': '{count} 项待你处理',
   'list.mails': '{count} 封邮件',
   'list.you': '我',

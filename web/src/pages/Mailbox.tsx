@@ -344,6 +344,20 @@ function FailedBadge() {
   )
 }
 
+/**
+ * RunningBadge marks in words a conversation whose agent works now: any run
+ * of it is running (running_turns), not only the latest one (issue 16).
+ */
+function RunningBadge({ n }: { n: number }) {
+  const { t } = useI18n()
+  return (
+    <span className="inline-flex shrink-0 items-center gap-1 rounded bg-blue-100 px-1.5 text-[11px] font-medium leading-4 text-blue-900" data-testid="row-running" title={t('list.runningTitle', { count: n })}>
+      <span className="inline-block h-1.5 w-1.5 rounded-full bg-blue-600 animate-pulse motion-reduce:animate-none" aria-hidden="true" />
+      {t('list.running')}
+    </span>
+  )
+}
+
 function RunDot({ state }: { state?: string }) {
   const { t } = useI18n()
   if (!state) return null
@@ -375,7 +389,8 @@ export function SessionRow({ s, me, selected, current, onOpen, locale, importanc
           <span className="min-w-0 truncate font-mono text-[11px] text-slate-500" data-testid="row-address">
             {sessionAddress(s)}
           </span>
-          {failed ? <FailedBadge /> : <RunDot state={s.run_state} />}
+          {(s.running_turns ?? 0) > 0 && <RunningBadge n={s.running_turns ?? 0} />}
+          {failed ? <FailedBadge /> : (s.running_turns ?? 0) === 0 && <RunDot state={s.run_state} />}
           <ImportanceBadge importance={importance} />
           <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
         </span>
@@ -411,7 +426,7 @@ export function SessionCard({ s, me, selected, current, onOpen, locale, importan
       </span>
       <span className="flex flex-wrap items-center gap-2 pt-1">
         <span className="truncate font-mono text-[11px] text-slate-500">{sessionAddress(s)}</span>
-        {!failed && <RunDot state={s.run_state} />}
+        {(s.running_turns ?? 0) > 0 ? <RunningBadge n={s.running_turns ?? 0} /> : !failed && <RunDot state={s.run_state} />}
         <span className="ml-auto flex items-center gap-1.5">
           <BudgetBadge max={s.budget_max} used={s.used_rounds} />
           {s.pending_permissions > 0 && <Count n={s.pending_permissions} tone="amber" label={t('list.waiting', { count: s.pending_permissions })} />}
