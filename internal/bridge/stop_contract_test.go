@@ -62,7 +62,7 @@ func TestPlatformStopContract(t *testing.T) {
 
 			dir := mailrig.Workspace(t, "stopme")
 			first := r.Send(c.agent+"@"+dir+".new", "[stop-api] a long command", "Run the long command, please.")
-			stopped := stopWhileSleeping(t, c, r, br, first, func(run client.Run) {
+			stopped := stopWhileSleeping(t, r, br, first, func(run client.Run) {
 				resp, err := r.Admin.MeStopRun(context.Background(), run.RunID)
 				if err != nil || resp.Status != "stopping" || resp.Run.StoppedBy != "admin" {
 					t.Fatalf("POST /me/runs/%s/stop = %+v, %v; want 202 stopping by admin", run.RunID, resp, err)
@@ -91,7 +91,7 @@ func TestPlatformStopContract(t *testing.T) {
 			}
 
 			second := reply(t, r, c.agent, first, "[stop-mail] the long command again", "Run it once more.")
-			stopWhileSleeping(t, c, r, br, second, func(client.Run) {
+			stopWhileSleeping(t, r, br, second, func(client.Run) {
 				word := reply(t, r, c.agent, first, "Re: [stop-mail]", "  STOP  ")
 				t.Cleanup(func() {
 					if n := len(r.TurnsFor(word.MailID)); n != 0 {
@@ -115,7 +115,7 @@ func TestPlatformStopContract(t *testing.T) {
 
 // stopWhileSleeping waits until the turn of mail m runs the long command (its run shows
 // the tool call), calls stop, and checks the stop's facts; it answers the stopped run.
-func stopWhileSleeping(t *testing.T, c platformCase, r *mailrig.Rig, br *mailrig.Bridge, m *client.SendMailResponse, stop func(client.Run)) client.Run {
+func stopWhileSleeping(t *testing.T, r *mailrig.Rig, br *mailrig.Bridge, m *client.SendMailResponse, stop func(client.Run)) client.Run {
 	t.Helper()
 	var running client.Run
 	var sleepers []int
