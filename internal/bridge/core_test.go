@@ -69,8 +69,8 @@ func TestRegistrationRefusedWith401StopsWithKeyHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = b.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "key_token") {
-		t.Fatalf("Run = %v, want a 401 error telling how to register the key with key_token", err)
+	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "agentmail keys register-agent") {
+		t.Fatalf("Run = %v, want a 401 error telling how to register the key (agentmail keys register-agent)", err)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "start it again") || strings.Contains(msg, "waits") {
 		t.Fatalf("Run = %v, want it to say the bridge stops and is started again, not that it waits", err)

@@ -493,9 +493,33 @@ func TestCoreImportsNoPlatformPackage(t *testing.T) {
 			if !strings.Contains(p, ".") {
 				continue // standard library
 			}
-			if p != "github.com/agentmail/agentmail/client" && p != "github.com/google/uuid" {
+			if p != "github.com/agentmail/agentmail/client" && p != "github.com/google/uuid" && p != modelTextPackage {
 				t.Errorf("%s imports %s: the core may use only the public client (N-12)", f, p)
 			}
 		}
 	}
+	// The one internal package the core may use renders others' text for a
+	// model; it must stay free of every other package of the project.
+	textFiles, err := filepath.Glob("../modeltext/*.go")
+	if err != nil || len(textFiles) == 0 {
+		t.Fatalf("no files of %s found (%v)", modelTextPackage, err)
+	}
+	for _, f := range textFiles {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			if p := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(p, "github.com/agentmail/agentmail/") {
+				t.Errorf("%s imports %s: %s must depend on no package of the project, since the core uses it (N-12)", f, p, modelTextPackage)
+			}
+		}
+	}
 }
+
+// modelTextPackage renders text written by others into a model's prompt; the
+// core may import it because it imports nothing of the project.
+const modelTextPackage = "github.com/agentmail/agentmail/internal/modeltext"
