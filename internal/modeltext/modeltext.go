@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // BodyEscape is the character put before a body line that looks like the
@@ -65,6 +67,47 @@ func OneLine(s string) string {
 	return b.String()
 }
 
+// invisibleLead reports runes a reader does not see, or sees only as blank
+// space, at the start of a line: white space (U+00A0, U+3000 ...), format
+// characters (Cf: U+200B, U+FEFF, U+2060, U+00AD ...), the other default
+// ignorable code points and variation selectors, combining marks with
+// nothing to combine with, and the blank-looking U+2800 and Hangul fillers.
+// A line such runes open reads as the line that follows them.
+func invisibleLead(r rune) bool {
+	switch {
+	case unicode.IsSpace(r), unicode.Is(unicode.Cf, r),
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
+		unicode.Is(unicode.Variation_Selector, r),
+		unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r):
+		return true
+	case r == '\u2800', r == '\u115f', r == '\u1160', r == '\u3164', r == '\uffa0':
+		return true
+	}
+	return false
+}
+
+// colonLookalikes are the characters that read as a colon but that NFKC
+// does not fold to one.
+var colonLookalikes = strings.NewReplacer("\u2236", ":", "\ua789", ":", "\u02d0", ":", "\u02f8", ":", "\u05c3", ":", "\u0589", ":", "\u1361", ":", "\u205a", ":")
+
+// readAs answers what a reader takes a body line for: without the leading
+// blanks, escapes and invisible runes (invisibleLead), without the invisible
+// runes inside it (format characters, default ignorables), folded by NFKC
+// (fullwidth "Ｆｒｏｍ：" reads "From:", U+00A0 a space) and with colon
+// lookalikes read as colons. Only the test for framing uses it; the line
+// shown is never changed.
+func readAs(line string) string {
+	core := strings.TrimLeftFunc(line, func(r rune) bool { return invisibleLead(r) || r == '\\' })
+	core = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) {
+			return -1
+		}
+		return r
+	}, core)
+	core = colonLookalikes.Replace(norm.NFKC.String(core))
+	return strings.TrimLeftFunc(core, func(r rune) bool { return invisibleLead(r) || r == '\\' })
+}
+
 // headerNames are the names of the header lines the mail tools print
 // (lower case), and those of ordinary mail headers a model could take for
 // them.
@@ -89,7 +132,9 @@ func looksLikeFraming(core string) bool {
 	}
 	first := []rune(core)[0]
 	switch {
-	case first >= '\u2500' && first <= '\u257f': // box drawing: the separator
+	case first >= '\u2500' && first <= '\u259f': // box drawing, block elements: the separator
+		return true
+	case dashRun(core):
 		return true
 	case strings.HasPrefix(core, "---"), strings.HasPrefix(core, "==="), strings.HasPrefix(core, "___"):
 		return true
@@ -111,11 +156,29 @@ func looksLikeFraming(core string) bool {
 	return headerNames[name] || strings.HasPrefix(name, "acknowledg")
 }
 
+// dashRun reports a line opening with three dashes of any kind (hyphen,
+// en and em dash, minus sign, horizontal bar ...), which reads as a
+// separator.
+func dashRun(core string) bool {
+	n := 0
+	for _, r := range core {
+		if !unicode.Is(unicode.Pd, r) && r != '\u2212' && r != '\u2015' && r != '\u23af' {
+			break
+		}
+		if n++; n == 3 {
+			return true
+		}
+	}
+	return false
+}
+
 // FrameBody renders a mail body for a listing in which a separator line and
 // header lines frame each mail. Line ends "\r\n" become "\n"; every other
 // control character (tab kept) is shown escaped as OneLine does, so a line
 // ends only where a newline was. A line that looks like the framing
-// (looksLikeFraming, after leading blanks and backslashes) gets one
+// (looksLikeFraming of what a reader takes it for, readAs: after leading
+// blanks, backslashes and invisible runes, folded by NFKC so "Ｆｒｏｍ："
+// and "From：" count as "From:") gets one
 // BodyEscape in front: a sender cannot make a body line read as the start
 // of another mail or as a header of one, and the marking is unambiguous
 // (a line that already starts with backslashes before such text gets one
@@ -136,7 +199,7 @@ func FrameBody(body string) (string, int) {
 			}
 			line = b.String()
 		}
-		if looksLikeFraming(strings.TrimLeft(line, " \t"+BodyEscape)) {
+		if looksLikeFraming(readAs(line)) {
 			line = BodyEscape + line
 			marked++
 		}
