@@ -87,7 +87,7 @@ func Start(ctx context.Context, cfg AppConfig) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	st, err := store.Open(ctx, store.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Synchronous: cfg.SQLiteSynchronous})
+	st, err := store.Open(ctx, store.Options{DataDir: cfg.DataDir, DatabaseURL: cfg.DatabaseURL, Synchronous: cfg.SQLiteSynchronous, Log: log})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
+	"github.com/agentmail/agentmail/internal/store"
 )
 
 // MaxJSONBody bounds a JSON request body; larger is a 413.
@@ -59,7 +60,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			return // the client went away; nobody to answer
 		}
 		e = gateway.Internal(err)
-		if gateway.IsStorageFull(err) {
+		if errors.Is(err, store.ErrStorageFailed) {
+			// Before the disk-full check: a failed flush may be ENOSPC, but
+			// then the write may well have been kept.
+			e = storageFailed(err)
+		} else if gateway.IsStorageFull(err) {
 			e = s.svc.StorageFull(err) // 507: the disk, named; nothing was stored
 			s.storageFullAt.Store(time.Now().UnixMilli())
 			s.log.Error("request failed: the disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -234,4 +239,15 @@ func queryBool(r *http.Request, name string, def bool) (bool, error) {
 		return false, gateway.Invalid(name, fmt.Sprintf("%s must be true or false, got %q", name, v), "")
 	}
 	return b, nil
+}
+
+// storageFailed is the 503 storage_failed answer to a write once the
+// gateway could not flush its SQLite write-ahead log to disk
+// (store.ErrStorageFailed): it takes no write until it is restarted, and
+// the write that was waiting for the flush may or may not have been kept.
+func storageFailed(err error) *gateway.Error {
+	return &gateway.Error{Kind: gateway.KindUnavailable, Code: "storage_failed",
+		Message:    "the gateway could not write its database to disk and takes no writes until it is restarted",
+		Suggestion: "ask the administrator to check the gateway's disk and restart it; then look whether your last change was kept before you send it again",
+		Err:        err}
 }

@@ -29,7 +29,7 @@ func operationRoutes() []Route {
 	p := Prefix
 	return []Route{
 		{Method: "GET", Path: "/healthz", Auth: AuthNone, Summary: "Liveness", Description: "Answers 200 {\"status\":\"ok\"} while the process serves HTTP; it does not touch the database.", Response: map[string]string{}, Status: 200, Handler: (*Server).handleHealthz},
-		{Method: "GET", Path: "/readyz", Auth: AuthNone, Summary: "Readiness: the database answers", Description: "Answers 200 {\"status\":\"ready\"} when the database answers a ping (with \"storage\":\"full\" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown or when the database does not answer.", Response: map[string]string{}, Status: 200, Errors: []int{503}, Handler: (*Server).handleReadyz},
+		{Method: "GET", Path: "/readyz", Auth: AuthNone, Summary: "Readiness: the database answers", Description: "Answers 200 {\"status\":\"ready\"} when the database answers a ping (with \"storage\":\"full\" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown, when the database does not answer, or (\"status\":\"storage failed\") once the SQLite write-ahead log could not be flushed to disk.", Response: map[string]string{}, Status: 200, Errors: []int{503}, Handler: (*Server).handleReadyz},
 		{Method: "GET", Path: p + "/openapi.json", Auth: AuthNone, Summary: "This API's OpenAPI 3.1 description", Description: "The document generated from the gateway's route table and wire types, the same bytes as api/openapi.json in the repository.", Response: map[string]any{}, Status: 200, Errors: []int{500}, Handler: (*Server).handleOpenAPI},
 	}
 }
@@ -289,6 +289,12 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 		// answer says only that it is unavailable.
 		s.logReadinessError(&s.lastPingError, "readiness: the database does not answer", err.Error())
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+		return nil
+	}
+	if err := s.svc.Store.StorageFailure(); err != nil {
+		// Once: the store logged the failed flush itself when it happened.
+		s.logReadinessError(&s.lastPingError, "readiness: the database could not be flushed to disk; restart the gateway after checking the disk", err.Error())
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "storage failed"})
 		return nil
 	}
 	body := map[string]string{"status": "ready"}

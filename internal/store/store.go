@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -80,6 +81,9 @@ type Options struct {
 	// SyncFull (the default, "" too) or SyncNormal; see SQLiteSynchronous.
 	// PostgreSQL ignores it (its own synchronous_commit rules there).
 	Synchronous string
+	// Log receives what the store reports by itself (a failed fsync of the
+	// write-ahead log, walsync.go); default slog.Default().
+	Log *slog.Logger
 }
 
 // SQLite durability settings (Options.Synchronous), both in WAL mode:
@@ -147,7 +151,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	writerSync := sync
 	if sync == "FULL" {
 		writerSync = "NORMAL"
-		s.wsync = startWALSyncer(path)
+		s.wsync = startWALSyncer(path, opt.Log)
 	}
 	s.writerPragmas = []string{"PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL",
 		"PRAGMA synchronous = " + writerSync, "PRAGMA foreign_keys = ON", "PRAGMA temp_store = MEMORY",
@@ -275,6 +279,30 @@ func (s *Store) Synchronous() string { return s.sync }
 
 // Path answers the SQLite file path ("" for PostgreSQL).
 func (s *Store) Path() string { return s.path }
+
+// StorageFailure answers why the store refuses writes: an error wrapping
+// ErrStorageFailed once an fsync of the SQLite write-ahead log failed
+// (synchronous=full, walsync.go), which stays until the process restarts;
+// nil otherwise (always on PostgreSQL and with synchronous=normal). For
+// /readyz, which reports the gateway not ready then.
+func (s *Store) StorageFailure() error { return s.wsync.failure() }
+
+// FailWALFlushesForTest makes every later fsync of the SQLite write-ahead
+// log answer err instead of flushing (nil: flush again), so tests of
+// other packages can see what a failed flush does (walsync.go); no effect
+// without a WAL syncer (PostgreSQL, synchronous=normal). Never call it
+// outside tests.
+func (s *Store) FailWALFlushesForTest(err error) {
+	if s.wsync == nil {
+		return
+	}
+	if err == nil {
+		s.wsync.syncHook.Store(nil)
+		return
+	}
+	fn := func(*os.File) error { return err }
+	s.wsync.syncHook.Store(&fn)
+}
 
 // Ping checks that the database answers (for /readyz).
 func (s *Store) Ping(ctx context.Context) error {

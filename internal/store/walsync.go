@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,14 @@ import (
 // for a later fsync, which covers the earlier batch too. Events, whose ids
 // streams resume from, are handed out only up to the durable watermark
 // (NextEvents): a power loss can take back an event id no stream saw.
+//
+// A failed fsync is final, as in PostgreSQL: after an fdatasync error the
+// kernel may have dropped the dirty pages it could not write, so a later
+// fsync that succeeds proves nothing about the frames before it. The
+// syncer then keeps the error (failure): the watermark never rises again,
+// every pending and later answer is an error wrapping ErrStorageFailed,
+// and the store refuses every later write (Store.StorageFailure) until the
+// process is restarted and SQLite's recovery reads what is on disk.
 type walSyncer struct {
 	wal     string // the WAL file's path
 	db      string // the database file's path (when there is no WAL file)
@@ -44,9 +53,22 @@ type walSyncer struct {
 	// durable is the highest event id known to be on disk.
 	durable atomic.Int64
 	syncs   atomic.Int64 // fsyncs made (for tests)
+	// failed holds the error of the first fsync that failed (nil while
+	// none did); once set it stays.
+	failed atomic.Pointer[error]
+	log    *slog.Logger // where a failed fsync is logged (never nil)
 	// beforeSync, when set (tests), runs before each fsync.
 	beforeSync func()
+	// syncHook, when set (tests: Store.FailWALFlushesForTest), replaces
+	// datasync.
+	syncHook atomic.Pointer[func(*os.File) error]
 }
+
+// ErrStorageFailed is wrapped by the answer of every write once an fsync
+// of the SQLite write-ahead log failed (synchronous=full): the write that
+// was waiting for it may or may not be on disk, and no write is taken any
+// more until the gateway is restarted.
+var ErrStorageFailed = errors.New("store: the database could not be flushed to disk; writes are refused until the gateway is restarted")
 
 // syncAnswer is the answer of one write request, given once the WAL is
 // flushed.
@@ -56,8 +78,11 @@ type syncAnswer struct {
 }
 
 // startWALSyncer starts the syncer of the SQLite database at path.
-func startWALSyncer(path string) *walSyncer {
-	w := &walSyncer{wal: path + "-wal", db: path, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+func startWALSyncer(path string, log *slog.Logger) *walSyncer {
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &walSyncer{wal: path + "-wal", db: path, log: log, wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	w.wg.Add(1)
 	go w.loop()
 	return w
@@ -118,10 +143,17 @@ func (w *walSyncer) flush() {
 	if w.beforeSync != nil {
 		w.beforeSync()
 	}
-	err := w.fsync()
-	w.syncs.Add(1)
+	err := w.failure()
 	if err == nil {
-		w.assumeDurable(events)
+		// The watermark rises only while no fsync has failed: after a
+		// failure nothing committed since the last good fsync is known to
+		// be on disk, whatever a later fsync answers.
+		if err = w.fsync(); err == nil {
+			w.assumeDurable(events)
+		} else {
+			err = w.fail(err)
+		}
+		w.syncs.Add(1)
 	}
 	for _, a := range answers {
 		if a.err == nil && err != nil {
@@ -129,6 +161,30 @@ func (w *walSyncer) flush() {
 		}
 		a.r.done <- a.err
 	}
+}
+
+// failure answers the error every write answers since an fsync failed
+// (wrapping ErrStorageFailed and the fsync's own error), nil while none
+// did. Safe on a nil syncer.
+func (w *walSyncer) failure() error {
+	if w == nil {
+		return nil
+	}
+	if p := w.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail records the first failed fsync (logged at error level) and answers
+// the error writes answer from now on.
+func (w *walSyncer) fail(cause error) error {
+	err := fmt.Errorf("%w: %w", ErrStorageFailed, cause)
+	if w.failed.CompareAndSwap(nil, &err) {
+		w.log.Error("store: the write-ahead log could not be flushed to disk; the gateway refuses writes and is not ready until it is restarted (check the disk first)",
+			"wal", w.wal, "err", cause)
+	}
+	return w.failure()
 }
 
 // fsync flushes the WAL file to disk (the file is opened for the call:
@@ -144,7 +200,11 @@ func (w *walSyncer) fsync() error {
 		return fmt.Errorf("store: flush the write-ahead log: %w", err)
 	}
 	defer f.Close()
-	if err := datasync(f); err != nil {
+	sync := datasync
+	if h := w.syncHook.Load(); h != nil {
+		sync = *h
+	}
+	if err := sync(f); err != nil {
 		return fmt.Errorf("store: flush the write-ahead log: %w", err)
 	}
 	return nil

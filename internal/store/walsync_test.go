@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,5 +93,63 @@ func TestNormalSynchronousHasNoWALSyncer(t *testing.T) {
 	defer st.Close()
 	if st.wsync != nil || st.Synchronous() != "NORMAL" {
 		t.Fatalf("synchronous=normal: syncer %v, level %q", st.wsync, st.Synchronous())
+	}
+}
+
+// A failed fsync of the WAL is final (walsync.go, like PostgreSQL's): the
+// write that waited for it is answered with ErrStorageFailed, its event
+// never reaches a stream (not even once the disk answers again), every
+// later write is refused with the same error, and StorageFailure (/readyz)
+// reports it.
+func TestFailedWALFlushStopsWritesAndHoldsBackEvents(t *testing.T) {
+	st, err := Open(context.Background(), Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	var cur EventCursor
+	if cur.Last, err = st.SafeEventStart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(recipient string) (int64, error) {
+		var id int64
+		err := st.Write(ctx, func(q *Q) error {
+			var err error
+			id, err = q.InsertEvent(ctx, recipient, "new_mail", []byte(`{}`), time.Now())
+			return err
+		})
+		return id, err
+	}
+	if _, err := insert("before"); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := st.NextEvents(ctx, &cur, 10); err != nil || len(evs) != 1 {
+		t.Fatalf("the write before the failure handed out %v (%v), want one event", evs, err)
+	}
+	st.FailWALFlushesForTest(syscall.EIO)
+	failedID, err := insert("failed")
+	if !errors.Is(err, ErrStorageFailed) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("the write whose fsync failed answered %v, want ErrStorageFailed wrapping EIO", err)
+	}
+	if st.StorageFailure() == nil {
+		t.Fatal("StorageFailure is nil after a failed fsync")
+	}
+	st.FailWALFlushesForTest(nil) // the disk answers again
+	if _, err := insert("after"); !errors.Is(err, ErrStorageFailed) {
+		t.Fatalf("a write after the failed fsync answered %v, want ErrStorageFailed", err)
+	}
+	if !errors.Is(st.StorageFailure(), syscall.EIO) {
+		t.Fatalf("StorageFailure = %v, want the fsync's error", st.StorageFailure())
+	}
+	evs, err := st.NextEvents(ctx, &cur, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		t.Errorf("event %d for %s reached a stream (the failed write's is %d)", e.ID, e.Recipient, failedID)
+	}
+	if last, err := st.SafeEventStart(ctx); err != nil || last >= failedID {
+		t.Fatalf("SafeEventStart = %d (%v), want below the failed write's event %d", last, err, failedID)
 	}
 }

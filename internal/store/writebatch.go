@@ -117,6 +117,9 @@ func (s *Store) groupWrite(ctx context.Context, fn func(q *Q) error, shared bool
 	if shut {
 		return ErrClosed
 	}
+	if err := s.wsync.failure(); err != nil {
+		return err // an fsync failed: no write is taken any more
+	}
 	b.start(s)
 	r := &writeReq{ctx: ctx, fn: fn, shared: shared, done: make(chan error, 1)}
 	select {
@@ -289,6 +292,13 @@ func (w *writeTx) rollback(ctx context.Context) {
 // runBatch runs the requests in one transaction and answers each; those
 // aborted as deadlocks run again in a new transaction (maxAttempts).
 func (s *Store) runBatch(batch []*writeReq) {
+	if err := s.wsync.failure(); err != nil {
+		// Queued before an fsync failed: refused like every later write.
+		for _, r := range batch {
+			r.done <- err
+		}
+		return
+	}
 	for attempt := 1; len(batch) > 0; attempt++ {
 		batch = s.runBatchOnce(batch, attempt >= maxAttempts)
 	}

@@ -2099,7 +2099,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers
-         * @description Answers 200 {"status":"ready"} when the database answers a ping (with "storage":"full" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown or when the database does not answer. No credentials needed.
+         * @description Answers 200 {"status":"ready"} when the database answers a ping (with "storage":"full" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown, when the database does not answer, or ("status":"storage failed") once the SQLite write-ahead log could not be flushed to disk. No credentials needed.
          */
         get: operations["getReadyz"];
         put?: never;
@@ -2108,7 +2108,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: Readiness: the database answers
-         * @description The status and headers the GET of this path answers, without a body. Answers 200 {"status":"ready"} when the database answers a ping (with "storage":"full" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown or when the database does not answer. No credentials needed.
+         * @description The status and headers the GET of this path answers, without a body. Answers 200 {"status":"ready"} when the database answers a ping (with "storage":"full" after a write found the disk full, and the email channel's state when email is on); 503 while draining for shutdown, when the database does not answer, or ("status":"storage failed") once the SQLite write-ahead log could not be flushed to disk. No credentials needed.
          */
         head: operations["headReadyz"];
         patch?: never;
