@@ -16,7 +16,9 @@ export function markdownText(s: string): string {
  * Markdown: front matter with ids, alias and former aliases, participants
  * and dates; then each mail with its date, sender, recipients, subject,
  * importance and acknowledgement request, body, attachments and a
- * permission request's decision. */
+ * permission request's line: the call that was decided (the gateway's tool
+ * summary and the arguments hash), then the agent's question, then the
+ * decision, as `agentmail export` writes it. */
 export function sessionMarkdown(s: Session, mails: Mail[], t: Translate): string {
   const fm = (k: string, v: unknown) => `${k}: ${JSON.stringify(v ?? '')}\n`
   let out = '---\n'
@@ -47,7 +49,12 @@ export function sessionMarkdown(s: Session, mails: Mail[], t: Translate): string
     for (const a of m.attachments ?? []) trailer.push(`- ${t('export.attachment')}: ${markdownText(a.filename)} (${formatBytes(a.size)})`)
     const p = m.permission
     if (p) {
-      let line = `- ${t('export.permission')}: ${markdownText(p.question)} — ${p.status}`
+      // The call that was decided comes first: the question is the agent's
+      // own words and may say anything about the call.
+      const tool = p.tool_summary || p.tool || ''
+      let call = tool ? t('export.call', { call: markdownText(tool) }) : t('export.noCall')
+      if (p.args_hash) call += ` (${t('export.argsHash', { hash: markdownText(p.args_hash) })})`
+      let line = `- ${t('export.permission')}: ${call}; ${t('export.asked', { question: markdownText(p.question) })} — ${p.status}`
       if (p.decided_by) line += ` (${markdownText(p.decided_by)}${p.decision ? ', ' + markdownText(p.decision) : ''})`
       trailer.push(line)
     }
