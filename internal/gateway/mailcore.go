@@ -230,12 +230,7 @@ func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec)
 		src = store.AliasAuto
 	}
 	base = truncateRunes(base, 48)
-	// Sessions created from one base in parallel (shared writes) take
-	// their suffixes one after the other.
-	if err := tx.LockKeys(ctx, "session-alias", base); err != nil {
-		return store.SessionRow{}, err
-	}
-	alias, err := s.uniqueAlias(ctx, tx.Q, base, "")
+	alias, err := s.lockedUniqueAlias(ctx, tx, base)
 	if err != nil {
 		return store.SessionRow{}, err
 	}
@@ -252,6 +247,42 @@ func (s *Service) CreateSessionTx(ctx context.Context, tx *Tx, spec SessionSpec)
 		return row, err
 	}
 	return row, nil
+}
+
+// lockedUniqueAlias is uniqueAlias for a new session in a shared write
+// (PostgreSQL, sends of several replicas at once): the alias answered is
+// held by its narrow lock ("session-alias") until the transaction ends, so
+// no other session can take it before this one is inserted. Sessions from
+// one base take their suffixes one after the other (the base's lock). A
+// candidate other than the base is locked too and checked again under its
+// lock, since it may be another base's first choice: with "deploy" taken,
+// a session from "deploy" picks "deploy-2", as does one from "deploy-2".
+// Locks are taken from shorter to longer aliases (a candidate extends its
+// base), so two such sends never wait for each other in a circle. Without
+// a shared write (SQLite, exclusive writes) the locks are no-ops and the
+// first check stands.
+func (s *Service) lockedUniqueAlias(ctx context.Context, tx *Tx, base string) (string, error) {
+	if err := tx.LockKeys(ctx, "session-alias", base); err != nil {
+		return "", err
+	}
+	for {
+		alias, err := s.uniqueAlias(ctx, tx.Q, base, "")
+		if err != nil || alias == base {
+			return alias, err
+		}
+		if err := tx.LockKeys(ctx, "session-alias", alias); err != nil {
+			return "", err
+		}
+		taken, err := tx.AliasesTaken(ctx, []string{alias}, "")
+		if err != nil {
+			return "", err
+		}
+		if !taken[alias] {
+			return alias, nil
+		}
+		// Another base's session took it while this one waited for its
+		// lock: the next free one, which uniqueAlias now finds.
+	}
 }
 
 // uniqueAlias answers base, or base-2, base-3, ... whichever no session has

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,36 +83,7 @@ func TestSendsOfDifferentSessionsCommitWhileAnotherIsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Replica a holds a send into alice's session open.
-	held, release := make(chan struct{}), make(chan struct{})
-	holdDone := make(chan error, 1)
-	go func() {
-		holdDone <- a.WriteShared(ctx, func(tx *Tx) error {
-			spec, err := a.parseSend(alice, client.SendMailRequest{To: "bot@/work/one", ReplyTo: first.MailID, Body: "held"})
-			if err == nil {
-				err = a.resolveRecipients(ctx, spec)
-			}
-			if err == nil {
-				_, err = a.sendTx(ctx, tx, alice, spec)
-			}
-			if err != nil {
-				return err
-			}
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	select {
-	case <-held:
-	case err := <-holdDone:
-		t.Fatalf("the held send: %v", err)
-	}
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
+	_, commit := holdOpenSend(t, a, alice, client.SendMailRequest{To: "bot@/work/one", ReplyTo: first.MailID, Body: "held"})
 	// Meanwhile bob's sends into another session commit, through the other
 	// replica and through a itself.
 	for i, s := range []*Service{b, a} {
@@ -129,9 +101,7 @@ func TestSendsOfDifferentSessionsCommitWhileAnotherIsOpen(t *testing.T) {
 			t.Fatalf("send %d into another session waited for the open transaction", i)
 		}
 	}
-	released = true
-	close(release)
-	if err := <-holdDone; err != nil {
+	if err := commit(); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -157,4 +127,122 @@ func aliceAndBot(t *testing.T, a, b *Service) (alice, bot *Principal) {
 	alice = &Principal{Kind: PrincipalPerson, Name: "alice", Role: RoleUser, AuthKind: AuthUserKey}
 	bot = &Principal{Kind: PrincipalAgent, Name: "bot", AuthKind: AuthAgentKey}
 	return alice, bot
+}
+
+// Two bases whose candidates meet: with "deploy" taken, a new session from
+// the subject "deploy" picks "deploy-2", which is also the first choice of
+// a session from the subject "deploy-2". Replica a holds the first open
+// (chosen, not committed) while replica b opens the second between other
+// people: b waits for a's choice and then takes the next free alias
+// instead of failing on the unique alias.
+func TestNarrowLockKeepsAliasesOfMeetingBasesUniqueAcrossReplicas(t *testing.T) {
+	a, b, _ := twoReplicas(t)
+	ctx := context.Background()
+	alice, _ := aliceAndBot(t, a, b)
+	if _, err := a.CreateUser(ctx, client.CreateUserRequest{Username: "bob", Password: "password-123"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateAgentKey(ctx, client.CreateAgentKeyRequest{AgentName: "bot2", Lifecycle: client.LifecyclePermanent}); err != nil {
+		t.Fatal(err)
+	}
+	bob := &Principal{Kind: PrincipalPerson, Name: "bob", Role: RoleUser, AuthKind: AuthUserKey}
+	if _, err := a.Send(ctx, alice, client.SendMailRequest{To: "bot@/work/app.new", Subject: "deploy", Body: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	heldResp, commit := holdOpenSend(t, a, alice, client.SendMailRequest{To: "bot@/work/app.new", Subject: "deploy", Body: "held"})
+	if heldResp.SessionAlias != "deploy-2" {
+		t.Fatalf("the held send chose %q, want deploy-2", heldResp.SessionAlias)
+	}
+	// Another sender to another agent: no lock of the held send is theirs
+	// but the alias.
+	sent := make(chan error, 1)
+	var resp *client.SendMailResponse
+	go func() {
+		var err error
+		resp, err = b.Send(ctx, bob, client.SendMailRequest{To: "bot2@/work/app.new", Subject: "deploy-2", Body: "x"})
+		sent <- err
+	}()
+	// Once b's send waits for the held transaction (on the alias, or
+	// without the fix on the held row of the unique index), a commits.
+	waitForLockWaiter(t, a, sent)
+	if err := commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("the send from the subject deploy-2 while deploy-2 was being taken: %v", err)
+	}
+	if resp.SessionAlias != "deploy-2-2" {
+		t.Fatalf("the second session's alias is %q, want deploy-2-2", resp.SessionAlias)
+	}
+}
+
+// holdOpenSend runs the send req from p through s in a shared write that
+// stays open once the send is written, and answers the send's answer and
+// commit, which lets the transaction commit and answers its outcome (also
+// run when t ends, if the test did not).
+func holdOpenSend(t *testing.T, s *Service, p *Principal, req client.SendMailRequest) (*client.SendMailResponse, func() error) {
+	t.Helper()
+	ctx := context.Background()
+	held, release := make(chan *client.SendMailResponse, 1), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- s.WriteShared(ctx, func(tx *Tx) error {
+			spec, err := s.parseSend(p, req)
+			if err == nil {
+				err = s.resolveRecipients(ctx, spec)
+			}
+			var out *client.SendMailResponse
+			if err == nil {
+				out, err = s.sendTx(ctx, tx, p, spec)
+			}
+			if err != nil {
+				return err
+			}
+			held <- out
+			<-release
+			return nil
+		})
+	}()
+	var resp *client.SendMailResponse
+	select {
+	case resp = <-held:
+	case err := <-done:
+		t.Fatalf("the held send: %v", err)
+	}
+	var once sync.Once
+	var err error
+	commit := func() error {
+		once.Do(func() {
+			close(release)
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = commit() })
+	return resp, commit
+}
+
+// waitForLockWaiter returns once some transaction on the database waits
+// for a lock (pg_locks: a transaction id or an advisory key; the test
+// cluster serves this test alone), failing t when sent answers first or after 30 s.
+func waitForLockWaiter(t *testing.T, s *Service, sent <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := s.Read().QueryRow(context.Background(), `SELECT COUNT(*) FROM pg_locks WHERE NOT granted`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		select {
+		case err := <-sent:
+			t.Fatalf("the racing send answered (%v) without waiting for the held one", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no transaction waited for a lock within 30 s")
+		}
+	}
 }
