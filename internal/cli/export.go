@@ -98,7 +98,8 @@ DIR belongs to the person who exported into it first, on that gateway: a run by
 anyone else (or against another gateway) is refused, so one person's export never
 takes in or overwrites another's. A new DIR and what the export writes into it can
 be read by you alone (mode 700 and 600); a DIR that other users of this machine may
-change, or that belongs to another user, is refused. A session renamed since the
+change, that belongs to another user, or that is reached through a link of another
+user, is refused. A session renamed since the
 last run, or one whose mail was acknowledged, is written again with its new name.`,
 		Example: `  agentmail export --out ~/mail-archive --git`,
 		Args:    noArgs,
@@ -110,12 +111,18 @@ last run, or one whose mail was acknowledged, is written again with its new name
 			if err != nil {
 				return err
 			}
-			n, sessions, restore, err := runExport(cmd.Context(), env, c, cfg.URL, out, all)
+			// Resolved once: every write below goes to the real directory,
+			// whatever a link on the way to it points at later.
+			root, err := resolveExportRoot(out)
+			if err != nil {
+				return err
+			}
+			n, sessions, restore, err := runExport(cmd.Context(), env, c, cfg.URL, root, all)
 			if err != nil {
 				return err
 			}
 			if useGit {
-				if err := commitExport(cmd.Context(), out, n, sessions); err != nil {
+				if err := commitExport(cmd.Context(), root, n, sessions); err != nil {
 					// The next run exports the same mails again (they are
 					// merged, not doubled) and commits them.
 					if rerr := restore(); rerr != nil {
@@ -164,11 +171,11 @@ const exportStateFile = ".agentmail-export.json"
 // exportInto is runExport's work; prev is the state file as it was (nil
 // when there was none).
 func exportInto(ctx context.Context, env *Env, c *client.Client, gateway, dir string, all bool) (n, written int, prev []byte, err error) {
-	othersRead, err := ensureOwnDir(dir, true)
+	othersRead, err := ensureOwnDir(dir)
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	if _, err := ensureOwnDir(filepath.Join(dir, "sessions"), false); err != nil {
+	if _, err := ensureOwnDir(filepath.Join(dir, "sessions")); err != nil {
 		return 0, 0, nil, err
 	}
 	me, err := c.Me(ctx)
@@ -282,25 +289,77 @@ func sessionFilePath(dir, sessionID string) string {
 	return filepath.Join(dir, "sessions", safeName(sessionID)+".md")
 }
 
+// resolveExportRoot answers the export directory --out names as an absolute
+// path without symbolic links, resolved once so that every later write goes
+// to that directory and not through a link someone re-points after the
+// checks. A link on the way that belongs to another user of this machine
+// (root's are trusted) is refused: that user could point it anywhere, at any
+// time. The part of the path that does not exist yet is kept as named (the
+// export creates it; ensureOwnDir refuses a link planted there meanwhile).
+// Errors: a usage error naming the link, or the file system's.
+func resolveExportRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	vol := filepath.VolumeName(abs)
+	split := func(p string) []string { return strings.Split(p, string(filepath.Separator)) }
+	resolved := vol + string(filepath.Separator)
+	pending := split(abs[len(vol):])
+	for hops := 0; len(pending) > 0; {
+		name := pending[0]
+		pending = pending[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, name)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, os.ErrNotExist) {
+			return filepath.Join(append([]string{next}, pending...)...), nil
+		} else if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if linkOfAnotherUser(fi) {
+			return "", usageErr("export: %s is reached through %s, a link that belongs to another user of this machine, who could point it elsewhere; export into a directory of your own", dir, next)
+		}
+		if hops++; hops > 40 {
+			return "", usageErr("export: too many links on the way to %s", dir)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			tv := filepath.VolumeName(target)
+			resolved, target = tv+string(filepath.Separator), target[len(tv):]
+		}
+		pending = append(split(target), pending...)
+	}
+	return resolved, nil
+}
+
 // ensureOwnDir makes dir for the caller alone (mode 700, missing parents
 // too) or, when it is there, checks that it is a directory of the caller's
 // that nobody else may change: one of another user, or one that other
 // users may write into (who could swap a session file or plant a link the
-// export would write through), is refused. root says dir is the export
-// directory itself, which may be reached through a symbolic link; the
-// directories inside it must be real ones. It answers whether other users
-// may read dir.
-func ensureOwnDir(dir string, root bool) (othersRead bool, err error) {
-	stat := os.Lstat
-	if root {
-		stat = os.Stat
-	}
-	fi, err := stat(dir)
+// export would write through), is refused, and so is a link (the export
+// directory is resolved first, resolveExportRoot; the directories inside it
+// must be real ones). It answers whether other users may read dir.
+func ensureOwnDir(dir string) (othersRead bool, err error) {
+	fi, err := os.Lstat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return false, err
 		}
-		if fi, err = stat(dir); err != nil {
+		if fi, err = os.Lstat(dir); err != nil {
 			return false, err
 		}
 	} else if err != nil {
@@ -427,7 +486,7 @@ func writeSession(ctx context.Context, c *client.Client, dir string, all bool, s
 			fileRel := filepath.ToSlash(filepath.Join(attDir, name))
 			files[a.AttachmentID] = fileRel
 			if !attDirChecked {
-				if _, err := ensureOwnDir(filepath.Join(dir, "sessions", attDir), false); err != nil {
+				if _, err := ensureOwnDir(filepath.Join(dir, "sessions", attDir)); err != nil {
 					return false, err
 				}
 				attDirChecked = true

@@ -223,7 +223,8 @@ func TestExportRoundTripOverTheBinary(t *testing.T) {
 // 21 item 5, over the started binary): what it writes is for its owner
 // alone (directories 700, files 600), another person's run into it is
 // refused and leaves it as it was, a directory others may change or that
-// belongs to another user is refused, a link planted at the name of a
+// belongs to another user is refused, and so is one reached through a link
+// of another user (one's own link is followed once), a link planted at the name of a
 // file being written is replaced, not written through; and an incremental
 // run follows what changed without new mail: a person's rename of the
 // session, the agent's new title and an acknowledgement rewrite the
@@ -329,6 +330,28 @@ func TestExportBelongsToItsPersonAndFollowsRenames(t *testing.T) {
 		if text, code := e.run(e.repo, daveEnv, e.bin, "export", "--out", foreign); code == 0 || !strings.Contains(text, "belongs to another user") {
 			t.Errorf("an export into another user's directory: exit %d\n%s", code, text)
 		}
+		// A link of another user, even to a directory of dave's own, is
+		// refused: its owner could point it elsewhere between the check and
+		// the writes.
+		davesOwn, planted := linkToNewDir(t)
+		if err := os.Lchown(planted, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if text, code := e.run(e.repo, daveEnv, e.bin, "export", "--out", filepath.Join(planted, "archive")); code == 0 ||
+			!strings.Contains(text, "a link that belongs to another user") {
+			t.Errorf("an export through another user's link: exit %d\n%s", code, text)
+		}
+		if entries, _ := os.ReadDir(davesOwn); len(entries) != 0 {
+			t.Errorf("the refused export through another user's link wrote %d entries into its target", len(entries))
+		}
+	}
+	// A link of dave's own is followed once: the export lands in its target.
+	ownTarget, ownLink := linkToNewDir(t)
+	if text, code := e.run(e.repo, daveEnv, e.bin, "export", "--out", ownLink); code != 0 || !strings.Contains(text, "Wrote 1 new mail") {
+		t.Errorf("an export through a link of dave's own: exit %d\n%s", code, text)
+	}
+	if _, err := os.Stat(filepath.Join(ownTarget, ".agentmail-export.json")); err != nil {
+		t.Errorf("the export through dave's own link is not in its target: %v", err)
 	}
 
 	// The person renames the session, the agent gives it a new title and
@@ -383,4 +406,19 @@ func TestExportBelongsToItsPersonAndFollowsRenames(t *testing.T) {
 		t.Errorf("commits after the run that followed the rename: %s", n)
 	}
 	export(carolEnv, "Nothing new")
+}
+
+// linkToNewDir makes a new directory of the caller's (mode 700) and, in
+// another temporary directory, a symbolic link to it; it answers both paths.
+func linkToNewDir(t *testing.T) (dir, link string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "target")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link = filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	return dir, link
 }
