@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -109,7 +110,9 @@ func checkAgentText(field, v string, max int) error {
 // The platform (at most MaxPlatformRunes characters), at most
 // MaxAgentWorkspaces workspaces, their names (MaxWorkspaceNameRunes) and
 // paths (MaxWorkspacePathRunes) are bounded and hold no control character:
-// 400 naming the field.
+// 400 naming the field. An absolute path must be at least two levels deep
+// ("/" and "/home" are refused with 400): a registered workspace lets the
+// agent list and take reservations in it and below (mayUseWorkspace).
 func (s *Service) Register(ctx context.Context, p *Principal, req client.RegisterRequest) (*client.Agent, error) {
 	if req.Name != "" && NormalizeName(req.Name) != p.Name {
 		return nil, Forbidden("name_mismatch", fmt.Sprintf("this key belongs to agent %q, not %q", p.Name, req.Name),
@@ -134,6 +137,11 @@ func (s *Service) Register(ctx context.Context, p *Principal, req client.Registe
 		}
 		if err := checkAgentText(fmt.Sprintf("workspaces[%d].path", i), w.Path, MaxWorkspacePathRunes); err != nil {
 			return nil, err
+		}
+		if wp := strings.TrimSpace(w.Path); path.IsAbs(wp) && strings.Count(path.Clean(wp), "/") < 2 {
+			return nil, Invalid(fmt.Sprintf("workspaces[%d].path", i),
+				fmt.Sprintf("workspace %q is too near the top of the file system: \"/\" and the directories right under it hold everybody's work", wp),
+				"register the directory the agent works in, at least two levels deep (e.g. /home/me/project)")
 		}
 	}
 	ws, _ := json.Marshal(req.Workspaces)

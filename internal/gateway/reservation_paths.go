@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -69,6 +70,27 @@ func cleanReservationPath(ws, p, field string) (string, error) {
 		return "", Invalid(field, fmt.Sprintf("%q is not a valid glob", p), "use *, ?, [abc], {a,b} and ** (close every bracket and brace)")
 	}
 	return p, nil
+}
+
+// hiddenRune reports the runes a reservation's workspace, paths and reason
+// may not hold, because printed on a terminal or a page they act instead
+// of showing: control characters (ESC starts a terminal escape sequence,
+// BEL, CR and newline rewrite the line), the line and paragraph
+// separators, and the format characters (Unicode Cf: the bidirectional
+// overrides, isolates and marks that reorder text, zero-width ones that
+// hide it).
+func hiddenRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
+
+// refuseHiddenRunes is the 400 naming field when v holds a hiddenRune.
+func refuseHiddenRunes(field, v string) error {
+	if i := strings.IndexFunc(v, hiddenRune); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		return Invalid(field, fmt.Sprintf("%s holds the invisible or control character U+%04X (a terminal escape, a line break or a direction override)", field, r),
+			"send plain text on one line: letters, digits, punctuation and spaces")
+	}
+	return nil
 }
 
 // absPattern is a reservation's pattern as an absolute pattern.

@@ -33,7 +33,10 @@ import (
 //   - a person sees the reservations of a workspace only while taking part
 //     in a session in that workspace (or a directory above it at least two
 //     levels deep: a session in "/" or "/home" covers only itself,
-//     coveringWorkspaces), and may release any of them.
+//     coveringWorkspaces) with an agent that registered that workspace or
+//     one covering it (personMaySee), and may release any of them;
+//   - workspaces, paths and reasons holding control or Unicode format
+//     characters are refused (refuseHiddenRunes).
 //
 // A reservation ends on release, at its expiry, when the run of its
 // session is stopped (ReleaseReservationsOfRun), and when its holder has
@@ -264,6 +267,9 @@ func (s *Service) Reserve(ctx context.Context, p *Principal, req client.ReserveR
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseHiddenRunes("workspace", ws); err != nil {
+		return nil, err
+	}
 	if len(req.Paths) == 0 || len(req.Paths) > client.MaxReservationPaths {
 		return nil, Invalid("paths", fmt.Sprintf("paths must hold 1 to %d paths", client.MaxReservationPaths), "")
 	}
@@ -272,6 +278,9 @@ func (s *Service) Reserve(ctx context.Context, p *Principal, req client.ReserveR
 	for i, raw := range req.Paths {
 		c, err := cleanReservationPath(ws, raw, fmt.Sprintf("paths[%d]", i))
 		if err != nil {
+			return nil, err
+		}
+		if err := refuseHiddenRunes(fmt.Sprintf("paths[%d]", i), c); err != nil {
 			return nil, err
 		}
 		if !seen[c] {
@@ -286,6 +295,9 @@ func (s *Service) Reserve(ctx context.Context, p *Principal, req client.ReserveR
 	reason := strings.TrimSpace(req.Reason)
 	if utf8.RuneCountInString(reason) > client.MaxReservationReasonRunes || !utf8.ValidString(reason) || strings.ContainsRune(reason, 0) {
 		return nil, Invalid("reason", fmt.Sprintf("reason must be UTF-8 text of at most %d characters", client.MaxReservationReasonRunes), "")
+	}
+	if err := refuseHiddenRunes("reason", reason); err != nil {
+		return nil, err
 	}
 	exclusive := req.Exclusive == nil || *req.Exclusive
 	out := &client.ReserveResponse{Granted: []client.Reservation{}, Conflicts: []client.ReservationConflict{}, Refused: []string{}}

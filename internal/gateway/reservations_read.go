@@ -65,7 +65,7 @@ func (s *Service) ListReservations(ctx context.Context, p *Principal, ws string)
 	default:
 		var spaces []string
 		if ws != "" {
-			if ok, err := q.TakesPartInWorkspace(ctx, p.Name, "", coveringWorkspaces(ws)); err != nil {
+			if ok, err := personMaySee(ctx, q, p.Name, ws, map[string]bool{}); err != nil {
 				return nil, err
 			} else if !ok {
 				return nil, errWorkspaceNotFound
@@ -148,7 +148,7 @@ func (s *Service) CheckReservations(ctx context.Context, p *Principal, req clien
 	q := s.Read()
 	var ok bool
 	if p.IsPerson() {
-		ok, err = q.TakesPartInWorkspace(ctx, p.Name, "", coveringWorkspaces(ws))
+		ok, err = personMaySee(ctx, q, p.Name, ws, map[string]bool{})
 	} else {
 		ok, err = mayUseWorkspace(ctx, q, p, ws)
 	}

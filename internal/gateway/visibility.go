@@ -221,9 +221,9 @@ func coveringWorkspaces(ws string) []string {
 // mayUseWorkspace reports whether p may reserve and list in ws: a person
 // or a turn token through a session (a turn token: its own) in ws or a
 // directory above it that covers it (coveringWorkspaces); an agent key also
-// through its registered workspaces (ws or any directory above it).
+// through its registered workspaces, under the same depth rule (a
+// registered "/" or "/home" covers only itself; Register refuses both).
 func mayUseWorkspace(ctx context.Context, q *store.Q, p *Principal, ws string) (bool, error) {
-	anc := store.Ancestors(ws)
 	session := ""
 	if p.IsTurnToken() {
 		session = p.TurnSession
@@ -232,39 +232,85 @@ func mayUseWorkspace(ctx context.Context, q *store.Q, p *Principal, ws string) (
 	if err != nil || ok || !p.IsAgent() || p.IsTurnToken() {
 		return ok, err
 	}
-	a, err := q.GetAgent(ctx, p.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
+	reg, err := registeredWorkspaces(ctx, q, p.Name)
 	if err != nil {
 		return false, err
 	}
-	var reg []client.Workspace
-	_ = json.Unmarshal([]byte(a.Workspaces), &reg)
-	for _, w := range reg {
-		c, err := cleanWorkspace(w.Path, "workspace")
-		if err != nil {
-			continue
-		}
-		for _, x := range anc {
-			if x == c {
-				return true, nil
-			}
+	for _, c := range coveringWorkspaces(ws) {
+		if reg[c] {
+			return true, nil
 		}
 	}
 	return false, nil
 }
 
-// personMaySee reports whether the person name may see reservations taken
-// in ws: through a session in ws or a directory above it that covers it
-// (coveringWorkspaces); cache memoises per workspace.
+// registeredWorkspaces answers the cleaned absolute paths agent registered
+// as its workspaces (W-2); an unknown agent has none. Paths that are not
+// absolute are left out.
+func registeredWorkspaces(ctx context.Context, q *store.Q, agent string) (map[string]bool, error) {
+	a, err := q.GetAgent(ctx, agent)
+	if errors.Is(err, store.ErrNotFound) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var reg []client.Workspace
+	_ = json.Unmarshal([]byte(a.Workspaces), &reg)
+	out := map[string]bool{}
+	for _, w := range reg {
+		if c, err := cleanWorkspace(w.Path, "workspace"); err == nil {
+			out[c] = true
+		}
+	}
+	return out, nil
+}
+
+// maxPersonWorkspaceAgents bounds how many (agent, directory) pairs of a
+// person's sessions personMaySee weighs for one workspace.
+const maxPersonWorkspaceAgents = 1000
+
+// personMaySee reports whether the person name may see, check and release
+// reservations taken in ws (issue 21: "a person who takes part in a
+// session in that workspace"). A session counts only when it was opened
+// at a directory that covers ws (coveringWorkspaces) for an agent that
+// works there: one of that agent's registered workspaces covers ws too and
+// holds the session's directory. Anybody may address any agent at any
+// directory, so a session opened at a path its agent does not work in
+// (mail to beta@/w/repo.new when beta never registered /w/repo) grants
+// nothing. cache memoises per workspace.
 func personMaySee(ctx context.Context, q *store.Q, name, ws string, cache map[string]bool) (bool, error) {
 	if v, ok := cache[ws]; ok {
 		return v, nil
 	}
-	ok, err := q.TakesPartInWorkspace(ctx, name, "", coveringWorkspaces(ws))
+	cover := coveringWorkspaces(ws)
+	covers := map[string]bool{}
+	for _, c := range cover {
+		covers[c] = true
+	}
+	pairs, err := q.AgentsAtWorkspaces(ctx, name, cover, maxPersonWorkspaceAgents)
 	if err != nil {
 		return false, err
+	}
+	regs := map[string]map[string]bool{}
+	ok := false
+	for _, at := range pairs {
+		reg, seen := regs[at.Agent]
+		if !seen {
+			if reg, err = registeredWorkspaces(ctx, q, at.Agent); err != nil {
+				return false, err
+			}
+			regs[at.Agent] = reg
+		}
+		for r := range reg {
+			if covers[r] && (r == at.Path || strings.HasPrefix(at.Path, strings.TrimSuffix(r, "/")+"/")) {
+				ok = true
+				break
+			}
+		}
+		if ok {
+			break
+		}
 	}
 	cache[ws] = ok
 	return ok, nil

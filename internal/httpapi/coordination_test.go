@@ -383,23 +383,26 @@ func TestReservationsEndWithTheStoppedRun(t *testing.T) {
 // above it only when its pattern reaches into the workspace.
 func TestReservationsListedFromAboveOnlyWhenTheyReachIn(t *testing.T) {
 	e := newEnv(t)
-	top := e.agent("top")
-	if _, err := top.Register(e.ctx(), client.RegisterRequest{Name: "top", Platform: "test", Workspaces: []client.Workspace{{Name: "w", Path: "/w"}}}); err != nil {
+	top := coAgent(e, "top")
+	sub := coRepo + "/sub"
+	alpha := e.agent("alpha")
+	if _, err := alpha.Register(e.ctx(), client.RegisterRequest{Name: "alpha", Platform: "test", Workspaces: []client.Workspace{{Name: "sub", Path: sub}}}); err != nil {
 		t.Fatal(err)
 	}
-	alpha := coAgent(e, "alpha")
-	if _, err := top.Reserve(e.ctx(), client.ReserveRequest{Workspace: "/w", Paths: []string{"repo/src/**", "other/**"}, Reason: "big move"}); err != nil {
+	if _, err := top.Reserve(e.ctx(), client.ReserveRequest{Workspace: coRepo, Paths: []string{"sub/src/**", "other/**"}, Reason: "big move"}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := alpha.Reservations(e.ctx(), coRepo)
+	l, err := alpha.Reservations(e.ctx(), sub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Reservations) != 1 || l.Reservations[0].Path != "repo/src/**" || l.Reservations[0].Workspace != "/w" {
+	if len(l.Reservations) != 1 || l.Reservations[0].Path != "sub/src/**" || l.Reservations[0].Workspace != coRepo {
 		t.Fatalf("alpha sees %+v", l.Reservations)
 	}
-	// And a path of the repository under it is refused by it.
-	if r := reserve(t, e, alpha, true, "", "src/a.go"); len(r.Refused) != 1 || r.Conflicts[0].Held.Holder != "top" {
-		t.Fatalf("reserve under a parent's reservation: %+v", r)
+	// And a path of the directory under it is refused by it.
+	ex := true
+	r, err := alpha.Reserve(e.ctx(), client.ReserveRequest{Workspace: sub, Paths: []string{"src/a.go"}, Exclusive: &ex})
+	if err != nil || len(r.Refused) != 1 || r.Conflicts[0].Held.Holder != "top" {
+		t.Fatalf("reserve under a parent's reservation: %+v, %v", r, err)
 	}
 }

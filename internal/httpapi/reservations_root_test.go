@@ -6,17 +6,25 @@ import (
 	"github.com/agentmail/agentmail/client"
 )
 
-// Anybody may open a session in any directory, "/" included: a person whose
-// only session is rooted at "/" (or directly under it) does not see,
-// check or release the reservations other agents hold in their
-// workspaces, and an agent in that session cannot list them either; a
-// person who works in the workspace still sees and releases them.
-func TestASessionRootedAtTheTopDoesNotReachOtherReservations(t *testing.T) {
+// Anybody may open a session in any directory with any agent: a person
+// whose only sessions are rooted at "/" (or directly under it), or opened
+// at the workspace itself with an agent that does not work there (delta
+// registered nothing, gamma another directory), does not see, check or
+// release the reservations other agents hold in it, and an agent in a
+// session at the top cannot list them either; a person in a session with
+// an agent that registered the workspace still sees and releases them.
+func TestASessionReachesReservationsOnlyThroughAnAgentThatWorksThere(t *testing.T) {
 	e := newEnv(t)
 	alpha := coAgent(e, "alpha")
 	carol := e.person("carol")
 	mallory := e.person("mallory")
 	beta := e.agent("beta")
+	e.agent("delta") // registered nowhere
+	gamma := e.agent("gamma")
+	if _, err := gamma.Register(e.ctx(), client.RegisterRequest{Name: "gamma", Platform: "test",
+		Workspaces: []client.Workspace{{Name: "other", Path: "/w/other"}}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo + ".new", Subject: "work", Body: "go"}); err != nil {
 		t.Fatal(err)
 	}
@@ -25,9 +33,9 @@ func TestASessionRootedAtTheTopDoesNotReachOtherReservations(t *testing.T) {
 		t.Fatalf("reserve = %+v", held)
 	}
 	id := held.Granted[0].ReservationID
-	for _, top := range []string{"/", "/w"} {
-		if _, err := mallory.MeSend(e.ctx(), client.SendMailRequest{To: "beta@" + top + ".new", Subject: "hi " + top, Body: "x"}); err != nil {
-			t.Fatalf("mallory opens a session at %s: %v", top, err)
+	for _, to := range []string{"beta@/.new", "beta@/w.new", "delta@" + coRepo + ".new", "gamma@" + coRepo + ".new"} {
+		if _, err := mallory.MeSend(e.ctx(), client.SendMailRequest{To: to, Subject: "hi", Body: "x"}); err != nil {
+			t.Fatalf("mallory writes to %s: %v", to, err)
 		}
 	}
 
@@ -42,6 +50,17 @@ func TestASessionRootedAtTheTopDoesNotReachOtherReservations(t *testing.T) {
 	wantStatus(t, mallory.MeReleaseReservation(e.ctx(), id), 404, "reservation_not_found")
 	_, err = beta.Reservations(e.ctx(), coRepo)
 	wantStatus(t, err, 404, "workspace_not_found")
+
+	dave := e.person("dave")
+	if _, err := dave.MeSend(e.ctx(), client.SendMailRequest{To: "alpha@" + coRepo + ".new", Subject: "review", Body: "look"}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := dave.MeReservations(e.ctx(), coRepo); err != nil || len(l.Reservations) != 1 {
+		t.Fatalf("dave's reservations = %+v, %v; want alpha's one", l, err)
+	}
+	if c, err := carol.MeCheckReservations(e.ctx(), client.ReservationCheckRequest{Workspace: coRepo, Paths: []string{"main.go"}}); err != nil || len(c.Blocking) != 1 {
+		t.Fatalf("carol's check = %+v, %v; want alpha's one blocking", c, err)
+	}
 
 	if l, err := carol.MeReservations(e.ctx(), coRepo); err != nil || len(l.Reservations) != 1 {
 		t.Fatalf("carol's reservations = %+v, %v; want alpha's one", l, err)

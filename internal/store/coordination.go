@@ -405,6 +405,54 @@ func (q *Q) TakesPartInWorkspace(ctx context.Context, name, sessionID string, wo
 	return err == nil, err
 }
 
+// AgentAtWorkspace is an agent taking part in a session together with
+// the directory that session was opened at for it (the session's
+// workspace, or the path the agent was addressed at there).
+type AgentAtWorkspace struct {
+	Agent string
+	Path  string
+}
+
+// AgentsAtWorkspaces answers, over the sessions name takes part in, each
+// distinct agent participant whose path in that session, or the session's
+// own workspace, is one of workspaces, with that path; at most limit pairs.
+func (q *Q) AgentsAtWorkspaces(ctx context.Context, name string, workspaces []string, limit int) ([]AgentAtWorkspace, error) {
+	if len(workspaces) == 0 {
+		return nil, nil
+	}
+	in := InPlaceholders(len(workspaces))
+	query := `SELECT DISTINCT o.name, o.workspace FROM session_participants p
+		JOIN session_participants o ON o.session_id = p.session_id
+		WHERE p.name = ? AND o.kind = ? AND o.workspace IN (` + in + `)
+		UNION SELECT DISTINCT o.name, s.workspace FROM session_participants p
+		JOIN mail_sessions s ON s.session_id = p.session_id
+		JOIN session_participants o ON o.session_id = p.session_id
+		WHERE p.name = ? AND o.kind = ? AND s.workspace IN (` + in + `) LIMIT ?`
+	args := []any{name, KindAgent}
+	for _, w := range workspaces {
+		args = append(args, w)
+	}
+	args = append(args, name, KindAgent)
+	for _, w := range workspaces {
+		args = append(args, w)
+	}
+	args = append(args, limit)
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AgentAtWorkspace
+	for rows.Next() {
+		var a AgentAtWorkspace
+		if err := rows.Scan(&a.Agent, &a.Path); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // Ancestors answers ws (an absolute, cleaned path) and every directory
 // above it, up to "/".
 func Ancestors(ws string) []string { return ancestors(ws) }
