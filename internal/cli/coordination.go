@@ -198,7 +198,8 @@ func printReservations(w io.Writer, l lang, list []client.Reservation) {
 		if r.Exclusive {
 			kind = l.S("exclusive")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ReservationID, r.Workspace, r.Path, r.Holder, kind, timeText(r.ExpiresAt), oneLine(r.Reason, 40))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shownText(r.ReservationID), shownText(r.Workspace), shownText(r.Path), shownText(r.Holder),
+			kind, timeText(r.ExpiresAt), oneLine(shownText(r.Reason), 40))
 	}
 	tw.Flush()
 }

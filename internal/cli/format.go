@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/modeltext"
 )
 
 // timeText shows a time in the local zone, to the minute.
@@ -170,6 +171,13 @@ func printAgentWords(w io.Writer, text string) {
 		fmt.Fprintf(w, "    | %s\n", strings.TrimRight(line, " \t\r"))
 	}
 }
+
+// shownText is how the CLI prints a short string the gateway supplied (a
+// reservation's path, workspace, holder, reason, an error message): on one
+// line with every control character, line separator and bidirectional
+// control shown as a visible escape (modeltext.OneLine), so a terminal
+// escape sequence in it is never sent to the terminal raw.
+func shownText(s string) string { return modeltext.OneLine(s) }
 
 // printable replaces control characters other than newline and tab (the
 // terminal escapes that could move the cursor, clear lines or recolour

@@ -257,14 +257,14 @@ each holder, its reason and when its reservation ends.`,
 				}
 			}
 			for _, c := range res.Shared {
-				env.errf("agentmail guard: note: %s is also reserved (shared) by %s%s.\n", c.Path, c.Held.Holder, heldText(env.lang(), c.Held))
+				env.errf("agentmail guard: note: %s is also reserved (shared) by %s%s.\n", shownText(c.Path), shownText(c.Held.Holder), heldText(env.lang(), c.Held))
 			}
 			if len(res.Blocking) == 0 {
 				return nil
 			}
 			env.errf("agentmail guard: commit refused: another agent holds these paths exclusively:\n")
 			for _, c := range res.Blocking {
-				env.errf("  %s  held by %s%s\n", c.Path, c.Held.Holder, heldText(env.lang(), c.Held))
+				env.errf("  %s  held by %s%s\n", shownText(c.Path), shownText(c.Held.Holder), heldText(env.lang(), c.Held))
 			}
 			env.errf("Agree with the holder (write to them), wait until the reservation ends, or commit anyway with\n")
 			env.errf("  git commit --no-verify      (or AGENTMAIL_GUARD=off git commit ...)\n")
@@ -277,9 +277,9 @@ each holder, its reason and when its reservation ends.`,
 
 // heldText says why and until when a reservation holds.
 func heldText(l lang, r client.Reservation) string {
-	s := l.F(" (pattern %s", r.Path)
+	s := l.F(" (pattern %s", shownText(r.Path))
 	if r.Reason != "" {
-		s += l.F(", reason %q", r.Reason)
+		s += l.F(", reason \"%s\"", shownText(r.Reason))
 	}
 	left := time.Until(r.ExpiresAt).Round(time.Minute)
 	return s + l.F(", until %s, %s left)", timeText(r.ExpiresAt), strings.TrimSuffix(left.String(), "0s"))
@@ -291,7 +291,7 @@ func guardUnchecked(env *Env, id *guardChecker, err error) error {
 	why := err.Error()
 	var api *client.APIError
 	if errors.As(err, &api) {
-		why = env.lang().F("the gateway answered %d: %s", api.Status, api.Message())
+		why = env.lang().F("the gateway answered %d: %s", api.Status, shownText(api.Message()))
 	}
 	env.errf("agentmail guard: WARNING: could not check file reservations with %s at %s (%s).\n", id.who, id.url, why)
 	env.errf("agentmail guard: the commit goes ahead UNCHECKED; make sure no other agent is editing these files.\n")

@@ -180,7 +180,7 @@ var zhText = map[string]string{
 	"  git commit --no-verify      (or AGENTMAIL_GUARD=off git commit ...)\n":                         "  git commit --no-verify      （或 AGENTMAIL_GUARD=off git commit ...）\n",
 	"guard check: %d staged path(s) reserved by other agents":                                         "guard check：%d 个暂存路径被其他智能体预留",
 	" (pattern %s":                "（模式 %s",
-	", reason %q":                 "，原因 %q",
+	", reason \"%s\"":             "，原因“%s”",
 	", until %s, %s left)":        "，到 %s 为止，还剩 %s）",
 	"the gateway answered %d: %s": "网关答复了 %d：%s",
 	"agentmail guard: WARNING: could not check file reservations with %s at %s (%s).\n":                                       "agentmail guard：警告：无法用%s在 %s 检查文件预留（%s）。\n",

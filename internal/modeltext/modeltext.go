@@ -20,14 +20,15 @@ const BodyEscape = `\`
 
 // lineBreaking reports runes a reader may take as the end of a line, or
 // that hide or reorder text: C0 and C1 control characters, the Unicode line
-// and paragraph separators and the bidirectional overrides and isolates.
+// and paragraph separators and the bidirectional overrides, isolates and
+// marks (U+200E, U+200F, U+061C).
 func lineBreaking(r rune) bool {
 	switch {
 	case unicode.IsControl(r):
 		return true
 	case r == '\u2028' || r == '\u2029':
 		return true
-	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', r == '\u200e', r == '\u200f', r == '\u061c':
 		return true
 	}
 	return false
