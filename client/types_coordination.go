@@ -1,6 +1,10 @@
 package client
 
-import "time"
+import (
+	"path"
+	"strings"
+	"time"
+)
 
 // Coordination between agents (issue 21 items 1-3): importance,
 // acknowledgements and file reservations.
@@ -210,3 +214,13 @@ type ReservationEvent struct {
 // EventReservationChanged is the event of reservations taken, renewed or
 // ended in a workspace (agents only).
 const EventReservationChanged = "reservation_changed"
+
+// WorkspaceTooShallow reports whether the absolute path p names "/" or a
+// directory right under it ("/home", "/tmp"), which the gateway refuses as
+// a registered workspace (POST /agent/register, 400): those hold
+// everybody's work, and a registered workspace reaches the reservations in
+// and below it. A relative or empty p is false.
+func WorkspaceTooShallow(p string) bool {
+	p = strings.TrimSpace(p)
+	return path.IsAbs(p) && strings.Count(path.Clean(p), "/") < 2
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -138,7 +137,7 @@ func (s *Service) Register(ctx context.Context, p *Principal, req client.Registe
 		if err := checkAgentText(fmt.Sprintf("workspaces[%d].path", i), w.Path, MaxWorkspacePathRunes); err != nil {
 			return nil, err
 		}
-		if wp := strings.TrimSpace(w.Path); path.IsAbs(wp) && strings.Count(path.Clean(wp), "/") < 2 {
+		if wp := strings.TrimSpace(w.Path); client.WorkspaceTooShallow(wp) {
 			return nil, Invalid(fmt.Sprintf("workspaces[%d].path", i),
 				fmt.Sprintf("workspace %q is too near the top of the file system: \"/\" and the directories right under it hold everybody's work", wp),
 				"register the directory the agent works in, at least two levels deep (e.g. /home/me/project)")

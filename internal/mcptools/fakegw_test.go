@@ -31,6 +31,8 @@ type fakeGateway struct {
 	sentRaw  []map[string]any
 	forwards []map[string]any
 	marked   []string
+	// registered is the workspaces of the last POST /agent/register.
+	registered []client.Workspace
 
 	permRequests []client.PermissionRequest
 	perms        map[string]*client.Permission
@@ -235,6 +237,7 @@ func (fg *fakeGateway) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && p == "/agent/register":
 		var req client.RegisterRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
+		fg.registered = req.Workspaces
 		writeJSON(w, 200, client.Agent{Name: req.Name, Platform: req.Platform, Status: "online"})
 	case p == "/schedules" || (len(seg) == 2 && seg[0] == "schedules"):
 		fg.schedule(w, r, seg)

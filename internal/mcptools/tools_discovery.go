@@ -94,11 +94,18 @@ func (s *Server) connectToServer(ctx context.Context, a args) (string, error) {
 			return "", err
 		}
 	}
+	workspaces := []client.Workspace{{Name: filepath.Base(ws), Path: ws}}
+	if client.WorkspaceTooShallow(ws) {
+		// "/" and the directories right under it are refused as
+		// workspaces: register none, the mails name each conversation's.
+		workspaces = []client.Workspace{}
+		note += fmt.Sprintf("\nThe directory %s is too near the top of the file system to register as a workspace; none was registered (each mail names its conversation's directory). Start the tool server in your project's directory, at least two levels deep, to register it.", ws)
+	}
 	gw := s.connect(url, key)
 	agent, err := gw.Register(ctx, client.RegisterRequest{
 		Name:       name,
 		Platform:   platform,
-		Workspaces: []client.Workspace{{Name: filepath.Base(ws), Path: ws}},
+		Workspaces: workspaces,
 	})
 	if err != nil {
 		if client.StatusOf(err) == 401 {

@@ -347,6 +347,32 @@ func TestConnectToServerRegistersAndSwitches(t *testing.T) {
 	h.mustOK("read_inbox", nil)
 }
 
+// connect_to_server registers the directory it is given as the agent's
+// workspace, except "/" or one right under it, which the gateway refuses:
+// then it registers none and says why.
+func TestConnectToServerRegistersNoWorkspaceTooNearTheTop(t *testing.T) {
+	h := newHarness(t, TierWorkspace)
+	registered := func() []client.Workspace {
+		h.fg.mu.Lock()
+		defer h.fg.mu.Unlock()
+		return h.fg.registered
+	}
+	out := h.mustOK("connect_to_server", map[string]any{"agent_key": h.fg.key, "agent_name": "claude", "workspace": "/srv/app"})
+	if got := registered(); len(got) != 1 || got[0].Path != "/srv/app" {
+		t.Fatalf("registered %+v for /srv/app", got)
+	}
+	if strings.Contains(out, "too near the top") {
+		t.Errorf("a two-level workspace got the note: %q", out)
+	}
+	for _, top := range []string{"/", "/workspace"} {
+		out := h.mustOK("connect_to_server", map[string]any{"agent_key": h.fg.key, "agent_name": "claude", "workspace": top})
+		if got := registered(); len(got) != 0 {
+			t.Errorf("registered %+v for %s, want []", got, top)
+		}
+		contains(t, out, "Connected to", "The directory "+top+" is too near the top")
+	}
+}
+
 func TestArgumentsAcceptNumbersAsStringsAndRejectJunk(t *testing.T) {
 	a := args{"n": jsonNumber("5"), "s": "7", "f": jsonNumber("3.0"), "bad": "7 days", "b": true}
 	if n, err := a.integer("n", 0); n != 5 || err != nil {
