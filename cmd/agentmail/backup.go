@@ -28,7 +28,8 @@ var backupCmd = &cobra.Command{
 	Long: `Write a consistent copy of the gateway's SQLite database to FILE with VACUUM INTO,
 while the gateway keeps serving: the copy is one snapshot of the database, compacted,
 written next to FILE first and renamed into place only after an integrity check,
-so FILE is either the whole backup or absent. FILE must not exist.
+so FILE is either the whole backup or absent. FILE must not exist. FILE is
+created with mode 0600 (only your user can read it): it holds password hashes and mail bodies.
 
 The database is found the way 'agentmail serve' finds it: DATABASE_URL
 (sqlite:///path or file:path) or agentmail.db in AGENTMAIL_DATA_DIR (default ./data).
@@ -98,7 +99,18 @@ func runBackup(ctx context.Context, stdout io.Writer, out string, opt store.Opti
 		return fmt.Errorf("backup: %w", err)
 	}
 	tmp := fmt.Sprintf("%s.partial-%d", out, os.Getpid())
+	// The copy holds password hashes and mail bodies: it is created empty
+	// with store.PrivateFileMode (VACUUM INTO fills an empty file) and the
+	// mode is set again, whatever the umask, before any byte is written.
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, store.PrivateFileMode)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	f.Close()
 	defer os.Remove(tmp)
+	if err := os.Chmod(tmp, store.PrivateFileMode); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
 	if err := vacuumInto(ctx, src, tmp); err != nil {
 		return err
 	}

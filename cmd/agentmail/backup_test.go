@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +86,33 @@ func TestBackupCopiesTheSQLiteDatabaseWhileItIsOpen(t *testing.T) {
 	err = runBackup(ctx, &stdout, out, store.Options{DataDir: dir})
 	if err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("backup over an existing file: %v", err)
+	}
+}
+
+// TestBackupFileIsPrivate checks that the backup, which holds password
+// hashes and mail bodies, is written with mode 0600 under umask 022.
+func TestBackupFileIsPrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seedMail(t, st, "secret")
+	out := filepath.Join(t.TempDir(), "agentmail-backup.db")
+	var stdout bytes.Buffer
+	if err := runBackup(ctx, &stdout, out, store.Options{DataDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("backup %s has mode %#o, want 0600", out, fi.Mode().Perm())
 	}
 }
 

@@ -139,6 +139,10 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := makeSQLiteFilesPrivate(path, opt.Log); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	s := &Store{dialect: SQLite{}, lock: lock, path: path, sync: sync}
 	dsn := func(extra string) string {
 		return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
@@ -198,6 +202,49 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// PrivateFileMode is the mode of the SQLite database, its -wal and -shm
+// files and of `agentmail backup` copies: they hold password hashes and
+// mail bodies, so only the gateway's own user may read them.
+const PrivateFileMode os.FileMode = 0o600
+
+// makeSQLiteFilesPrivate creates the database file at path with
+// PrivateFileMode before SQLite opens it, and narrows an existing database,
+// -wal and -shm file (written by an older gateway) to that mode, whatever
+// the umask. SQLite creates the -wal and -shm files with the database
+// file's mode on Unix, so they follow. It logs a warning (never fails) when
+// the directory holding path can be read or entered by other users.
+// Errors: the file cannot be created or its mode changed.
+func makeSQLiteFilesPrivate(path string, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, PrivateFileMode)
+	if err != nil {
+		return fmt.Errorf("store: create %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("store: %w", err)
+		}
+		if st.Mode().Perm() != PrivateFileMode {
+			if err := os.Chmod(p, PrivateFileMode); err != nil {
+				return fmt.Errorf("store: make %s private (mode 0600): %w", p, err)
+			}
+		}
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o077 != 0 {
+		log.Warn("store: the data directory can be read by other users; it holds password hashes and mail bodies: run chmod 700 on it",
+			"dir", dir, "mode", fmt.Sprintf("%#o", st.Mode().Perm()))
+	}
+	return nil
 }
 
 // sqlitePath turns Options into the SQLite file path.
