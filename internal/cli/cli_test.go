@@ -694,3 +694,58 @@ func TestPrintMailKeepsTerminalEscapesOut(t *testing.T) {
 		t.Fatalf("the subject forged a line: %q", out)
 	}
 }
+
+// TestStoredKeyGoesOnlyToTheGatewayItWasIssuedFor: with a login stored for
+// one gateway, AGENTMAIL_GATEWAY_URL naming another listener sends it no
+// key (no request at all) and the message names both addresses and the
+// login to run; the same gateway written differently still works, and an
+// explicit AGENTMAIL_USER_KEY goes where AGENTMAIL_GATEWAY_URL says.
+func TestStoredKeyGoesOnlyToTheGatewayItWasIssuedFor(t *testing.T) {
+	home := newGateway(t)
+	home.reply("GET /api/v1/me/mail/inbox", 200, client.MailList{Mails: []client.Mail{}})
+	other := newGateway(t)
+	other.reply("GET /api/v1/me/mail/inbox", 200, client.MailList{Mails: []client.Mail{}})
+	vars := map[string]string{"AGENTMAIL_GATEWAY_URL": other.srv.URL}
+	env, _, errb := testEnv(t, "", vars)
+	loggedIn(t, env, home)
+
+	if code := run(t, context.Background(), env, "inbox"); code != ExitAuth {
+		t.Fatalf("exit %d, want %d: %s", code, ExitAuth, errb)
+	}
+	for _, c := range other.log {
+		if h := c.Header.Get("Authorization"); h != "" {
+			t.Fatalf("the other listener received Authorization %q on %s %s", h, c.Method, c.Path)
+		}
+	}
+	if other.total() != 0 {
+		t.Errorf("the other listener received %d requests, want none", other.total())
+	}
+	msg := errb.String()
+	for _, want := range []string{home.srv.URL, other.srv.URL, "agentmail login --url " + other.srv.URL} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not name %q", msg, want)
+		}
+	}
+
+	// The same gateway, written with a trailing slash and the scheme in
+	// capitals, is the gateway the key was issued for.
+	vars["AGENTMAIL_GATEWAY_URL"] = "HTTP://" + strings.TrimPrefix(home.srv.URL, "http://") + "/"
+	errb.Reset()
+	if code := run(t, context.Background(), env, "inbox"); code != ExitOK {
+		t.Fatalf("the issuing gateway as %s: exit %d: %s", vars["AGENTMAIL_GATEWAY_URL"], code, errb)
+	}
+	if h := home.calls("GET /api/v1/me/mail/inbox")[0].Header.Get("Authorization"); h != "Bearer am_user_key" {
+		t.Errorf("the issuing gateway got Authorization %q", h)
+	}
+
+	// An explicit key is the person's own choice.
+	vars["AGENTMAIL_GATEWAY_URL"] = other.srv.URL
+	vars["AGENTMAIL_USER_KEY"] = "amu_explicit"
+	errb.Reset()
+	if code := run(t, context.Background(), env, "inbox"); code != ExitOK {
+		t.Fatalf("explicit key: exit %d: %s", code, errb)
+	}
+	if h := other.calls("GET /api/v1/me/mail/inbox")[0].Header.Get("Authorization"); h != "Bearer amu_explicit" {
+		t.Errorf("explicit key: Authorization %q", h)
+	}
+}

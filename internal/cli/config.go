@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentmail/agentmail/client"
 )
 
 // Config is what `agentmail login` stores: the gateway and the user key of
@@ -41,7 +44,10 @@ func (e *Env) ConfigPath() (string, error) {
 // loadConfig reads the stored login; AGENTMAIL_GATEWAY_URL (the name every
 // command shares; the old AGENTMAIL_URL is still read, with a note) and
 // AGENTMAIL_USER_KEY override (or replace) its url and token. A key
-// without any URL goes to DefaultURL. Without a key, the error is ExitAuth
+// without any URL goes to DefaultURL. The stored key is sent only to the
+// gateway it was issued for (sameGateway): with another
+// AGENTMAIL_GATEWAY_URL and no AGENTMAIL_USER_KEY the error is ExitAuth,
+// naming both addresses and `agentmail login --url`. Without a key, the error is ExitAuth
 // and tells to run `agentmail login` or set AGENTMAIL_USER_KEY.
 func (e *Env) loadConfig() (*Config, error) {
 	cfg := &Config{}
@@ -59,6 +65,10 @@ func (e *Env) loadConfig() (*Config, error) {
 	default:
 		return nil, errorf(ExitError, err, "read %s", path)
 	}
+	issuedFor := cfg.URL
+	if issuedFor == "" {
+		issuedFor = DefaultURL
+	}
 	if u := e.gatewayURLVar(); u != "" {
 		if cfg.URL, err = GatewayURL(u, "AGENTMAIL_GATEWAY_URL"); err != nil {
 			return nil, err
@@ -66,6 +76,11 @@ func (e *Env) loadConfig() (*Config, error) {
 	}
 	if k := strings.TrimSpace(e.Getenv("AGENTMAIL_USER_KEY")); k != "" {
 		cfg.Token = k
+	} else if cfg.Token != "" && cfg.URL != "" && !sameGateway(cfg.URL, issuedFor) {
+		// The stored key is sent only to the gateway it was issued for:
+		// another AGENTMAIL_GATEWAY_URL would hand it to whoever listens there.
+		return nil, errorf(ExitAuth, nil, "the login key stored in %s was issued for the gateway at %s, and AGENTMAIL_GATEWAY_URL names %s; the key is never sent to another address\n  what to do: run `agentmail login --url %s` to log in to that gateway, or unset AGENTMAIL_GATEWAY_URL to use %s (or set AGENTMAIL_USER_KEY to a key of that gateway)",
+			path, issuedFor, cfg.URL, cfg.URL, issuedFor)
 	}
 	if cfg.Token == "" {
 		return nil, errorf(ExitAuth, nil, "not logged in (no key in %s): run `agentmail login`, or set AGENTMAIL_USER_KEY (and AGENTMAIL_GATEWAY_URL unless the gateway is at %s)", path, DefaultURL)
@@ -74,6 +89,38 @@ func (e *Env) loadConfig() (*Config, error) {
 		cfg.URL = DefaultURL
 	}
 	return cfg, nil
+}
+
+// sameGateway reports whether two gateway addresses name the same gateway:
+// compared after GatewayURL and the client's BaseURL (a trailing slash or
+// /api/v1 dropped), with scheme and host in lower case and the default
+// port (80 for http, 443 for https) dropped. An address that does not parse is the same as none.
+func sameGateway(a, b string) bool {
+	na, nb := normalGatewayURL(a), normalGatewayURL(b)
+	return na != "" && na == nb
+}
+
+// normalGatewayURL answers raw in the form sameGateway compares, "" when
+// it is no gateway address.
+func normalGatewayURL(raw string) string {
+	u, err := GatewayURL(raw, "")
+	if err != nil {
+		return ""
+	}
+	p, err := url.Parse(client.New(u).BaseURL())
+	if err != nil {
+		return ""
+	}
+	scheme, host, port := strings.ToLower(p.Scheme), strings.ToLower(p.Hostname()), p.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host + strings.TrimRight(p.EscapedPath(), "/")
 }
 
 // GatewayURL answers a gateway address as the client needs it: "host:port"

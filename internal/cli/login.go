@@ -130,11 +130,6 @@ without echo, or read from stdin with --password-stdin:
 	return env.setup(cmd)
 }
 
-// sameGateway compares two gateway URLs, ignoring a trailing slash or /api/v1.
-func sameGateway(a, b string) bool {
-	return client.New(a).BaseURL() == client.New(b).BaseURL()
-}
-
 // prompt asks on Stderr and reads one line; an empty answer takes def.
 func (e *Env) prompt(label, def string) (string, error) {
 	if def != "" {
