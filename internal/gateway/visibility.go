@@ -275,10 +275,13 @@ const maxPersonWorkspaceAgents = 1000
 // session in that workspace"). A session counts only when it was opened
 // at a directory that covers ws (coveringWorkspaces) for an agent that
 // works there: one of that agent's registered workspaces covers ws too and
-// holds the session's directory. Anybody may address any agent at any
-// directory, so a session opened at a path its agent does not work in
-// (mail to beta@/w/repo.new when beta never registered /w/repo) grants
-// nothing. cache memoises per workspace.
+// holds the session's directory, or the agent worked in that very session
+// (it answered there, or holds a reservation taken in it: how an agent run
+// by a bridge, which registers no workspace, shows it works there). Anybody
+// may address any agent at any directory, so a session opened at a path its
+// agent does not work in (mail to beta@/w/repo.new that beta never
+// answered, when beta never registered /w/repo) grants nothing. cache
+// memoises per workspace.
 func personMaySee(ctx context.Context, q *store.Q, name, ws string, cache map[string]bool) (bool, error) {
 	if v, ok := cache[ws]; ok {
 		return v, nil
@@ -295,6 +298,10 @@ func personMaySee(ctx context.Context, q *store.Q, name, ws string, cache map[st
 	regs := map[string]map[string]bool{}
 	ok := false
 	for _, at := range pairs {
+		if at.Worked {
+			ok = true // the agent answered or reserved in that session
+			break
+		}
 		reg, seen := regs[at.Agent]
 		if !seen {
 			if reg, err = registeredWorkspaces(ctx, q, at.Agent); err != nil {

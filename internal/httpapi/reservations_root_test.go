@@ -69,3 +69,58 @@ func TestASessionReachesReservationsOnlyThroughAnAgentThatWorksThere(t *testing.
 		t.Fatalf("carol releases: %v", err)
 	}
 }
+
+// An agent run by a bridge registers no workspace; it shows that it works at a session's
+// directory by working in that very session: a reservation taken in it, or an answer there
+// (a failure report does not count). A person whose session with it shows neither sees
+// nothing of the workspace's reservations.
+func TestABridgeAgentShowsItsPeopleTheReservationsWhereItWorks(t *testing.T) {
+	e := newEnv(t)
+	bravo := e.agent("bravo") // registered nowhere, like an agent run by a bridge
+	carol := e.person("carol")
+	mallory := e.person("mallory")
+	work, err := carol.MeSend(e.ctx(), client.SendMailRequest{To: "bravo@" + coRepo + ".new", Subject: "work", Body: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := mallory.MeSend(e.ctx(), client.SendMailRequest{To: "bravo@" + coRepo + ".new", Subject: "hi", Body: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sees := func(c *client.Client) int {
+		t.Helper()
+		l, err := c.MeReservations(e.ctx(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Reservations)
+	}
+	if n := sees(carol); n != 0 {
+		t.Fatalf("carol sees %d reservations before any was taken", n)
+	}
+	res, err := bravo.Reserve(e.ctx(), client.ReserveRequest{Workspace: coRepo, Paths: []string{"main.go"}, SessionID: work.SessionID, Reason: "refactor"})
+	if err != nil || len(res.Granted) != 1 {
+		t.Fatalf("bravo reserves in carol's session = %+v, %v", res, err)
+	}
+	if n := sees(carol); n != 1 {
+		t.Errorf("carol sees %d reservations; want bravo's one, taken in her session", n)
+	}
+	if n := sees(mallory); n != 0 {
+		t.Errorf("mallory sees %d reservations; want none: bravo neither answered nor reserved in her session", n)
+	}
+	_, err = mallory.MeReservations(e.ctx(), coRepo)
+	wantStatus(t, err, 404, "workspace_not_found")
+	if _, err := bravo.SendMail(e.ctx(), client.SendMailRequest{To: "mallory", ReplyTo: probe.MailID, Subject: "re: hi",
+		Body: "could not start", MailType: client.MailTypeFailureReport}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sees(mallory); n != 0 {
+		t.Errorf("after a failure report mallory sees %d reservations; want none", n)
+	}
+	if _, err := bravo.SendMail(e.ctx(), client.SendMailRequest{To: "mallory", ReplyTo: probe.MailID, Subject: "re: hi", Body: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sees(mallory); n != 1 {
+		t.Errorf("after bravo answered in her session mallory sees %d reservations; want bravo's one", n)
+	}
+}

@@ -411,20 +411,28 @@ func (q *Q) TakesPartInWorkspace(ctx context.Context, name, sessionID string, wo
 type AgentAtWorkspace struct {
 	Agent string
 	Path  string
+	// Worked: in that session the agent answered (a mail of its own other
+	// than a failure report) or holds a reservation taken in it, so it
+	// really works at Path.
+	Worked bool
 }
 
 // AgentsAtWorkspaces answers, over the sessions name takes part in, each
 // distinct agent participant whose path in that session, or the session's
-// own workspace, is one of workspaces, with that path; at most limit pairs.
+// own workspace, is one of workspaces, with that path and whether the agent
+// worked in the session (AgentAtWorkspace.Worked); at most limit rows.
 func (q *Q) AgentsAtWorkspaces(ctx context.Context, name string, workspaces []string, limit int) ([]AgentAtWorkspace, error) {
 	if len(workspaces) == 0 {
 		return nil, nil
 	}
 	in := InPlaceholders(len(workspaces))
-	query := `SELECT DISTINCT o.name, o.workspace FROM session_participants p
+	worked := `(EXISTS (SELECT 1 FROM mails m WHERE m.session_id = p.session_id AND m.from_name = o.name
+			AND m.from_kind = 'agent' AND m.mail_type <> 'failure_report')
+		OR EXISTS (SELECT 1 FROM reservations r WHERE r.session_id = p.session_id AND r.agent_name = o.name))`
+	query := `SELECT DISTINCT o.name, o.workspace, ` + worked + ` FROM session_participants p
 		JOIN session_participants o ON o.session_id = p.session_id
 		WHERE p.name = ? AND o.kind = ? AND o.workspace IN (` + in + `)
-		UNION SELECT DISTINCT o.name, s.workspace FROM session_participants p
+		UNION SELECT DISTINCT o.name, s.workspace, ` + worked + ` FROM session_participants p
 		JOIN mail_sessions s ON s.session_id = p.session_id
 		JOIN session_participants o ON o.session_id = p.session_id
 		WHERE p.name = ? AND o.kind = ? AND s.workspace IN (` + in + `) LIMIT ?`
@@ -445,7 +453,7 @@ func (q *Q) AgentsAtWorkspaces(ctx context.Context, name string, workspaces []st
 	var out []AgentAtWorkspace
 	for rows.Next() {
 		var a AgentAtWorkspace
-		if err := rows.Scan(&a.Agent, &a.Path); err != nil {
+		if err := rows.Scan(&a.Agent, &a.Path, &a.Worked); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
