@@ -39,6 +39,9 @@ session of agent claude in /srv/app, "claude@/srv/app.new" opens a new session,
 name writes to a person. Without --body the body is read from stdin.
 "--attach -" reads one attachment from stdin (name it with --stdin-name); the
 body must then be given with --body. An empty stdin is refused: nothing is sent.
+--alias names the session the mail opens (letters, digits and '-'); it has
+no effect on a mail that lands in an existing session, and the command says
+so.
 
   agentmail send --to claude@/srv/app.new --subject "Fix the build" --body "make test fails"
   git diff | agentmail send --to claude@/srv/app --subject review --body "see diff" --attach - --stdin-name diff.patch`,
@@ -95,6 +98,9 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 				}
 				stdinAttachment = in
 			}
+			if err := checkSendOptions(cmd, to, alias, importance, ackWithin); err != nil {
+				return err
+			}
 			var budgetPtr *int
 			if cmd.Flags().Changed("budget") {
 				if budget < 0 {
@@ -115,6 +121,10 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 					return &Error{Code: ExitError, Msg: "send: read the body from stdin", Err: err}
 				}
 				body = string(raw)
+				if strings.TrimSpace(body) == "" {
+					return usageErr("send: the body read from stdin is empty, so nothing was sent; " +
+						"write the body with --body, or pipe something into the command")
+				}
 			}
 
 			req := client.SendMailRequest{
@@ -146,6 +156,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 				return apiErr("send", err)
 			}
 			if asJSON {
+				aliasNote(env, alias, res)
 				return env.printJSON(struct {
 					*client.SendMailResponse
 					Attachments []client.Attachment `json:"attachments"`
@@ -161,6 +172,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 				state = word("new session")
 			}
 			env.outf("Session %s (%s, budget %s)\n", session, state, budgetText(env.lang(), res.BudgetRemaining, res.BudgetMax))
+			aliasNote(env, alias, res)
 			for _, a := range uploaded {
 				env.outf("Attached %s (%s) as %s\n", oneLine(a.Filename, maxSubjectRunes), sizeText(a.Size), a.AttachmentID)
 			}
@@ -179,7 +191,7 @@ body must then be given with --body. An empty stdin is refused: nothing is sent.
 	f.StringVar(&stdinName, "stdin-name", "stdin.txt", "file name of the attachment read from stdin")
 	f.IntVar(&budget, "budget", 0, "round budget of a new session (0 = unlimited; default: the agent's)")
 	f.StringVar(&replyTo, "reply-to", "", "id of the mail this answers")
-	f.StringVar(&alias, "alias", "", "alias for the new session")
+	f.StringVar(&alias, "alias", "", "alias of the session this mail opens (letters, digits and -)")
 	f.StringVar(&importance, "importance", "", "low, normal (default), high or urgent")
 	f.BoolVar(&ack, "ack", false, "ask every recipient to acknowledge the mail (see agentmail acks)")
 	f.IntVar(&ackWithin, "ack-within", 0, "with --ack: minutes until an acknowledgement is overdue, 1 to 43200 (default 1440)")
@@ -410,4 +422,56 @@ func (env *Env) completeMailIDs(cmd *cobra.Command, args []string, toComplete st
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// checkSendOptions refuses, as usage errors (exit 2, nothing sent), the send
+// option values the gateway could not use as given: --importance other than
+// low, normal, high or urgent; --ack-within outside 1..43200 minutes
+// (client.MaxAckWithinMinutes; 0 would silently mean the 24 h default);
+// an --alias that W-7.1 would rewrite (address separators '.', '@', '/',
+// '\\') or reduce to nothing ("new", placeholders such as "untitled"); and
+// --alias with an address naming an existing session (name@path.alias),
+// where no session is opened.
+func checkSendOptions(cmd *cobra.Command, to, alias, importance string, ackWithin int) error {
+	switch importance {
+	case "", client.ImportanceLow, client.ImportanceNormal, client.ImportanceHigh, client.ImportanceUrgent:
+	default:
+		return usageErr("send: --importance %q: use low, normal, high or urgent", importance)
+	}
+	if cmd.Flags().Changed("ack-within") && (ackWithin < 1 || ackWithin > client.MaxAckWithinMinutes) {
+		return usageErr("send: --ack-within %d: give the minutes as 1 to %d (leave it out for 24 hours)",
+			ackWithin, client.MaxAckWithinMinutes)
+	}
+	if !cmd.Flags().Changed("alias") {
+		return nil
+	}
+	want := strings.TrimSpace(alias)
+	clean := address.SanitizeAlias(want)
+	switch {
+	case strings.ContainsAny(want, ".@/\\"):
+		return usageErr("send: --alias %q: an alias cannot hold '.', '@', '/' or '\\'; use letters, digits and '-'", alias)
+	case clean == "" || address.IsPlaceholder(clean):
+		return usageErr("send: --alias %q cannot name a session; choose a word that says what the session is about", alias)
+	}
+	if a, err := address.Parse(to); err == nil && a.Session == address.SessionAlias {
+		return usageErr("send: --alias only names a session the mail opens, but %s writes to the existing session %q; "+
+			"leave --alias out, or write to %s@%s.new", strings.TrimSpace(to), a.Alias, a.Name, a.Path)
+	}
+	return nil
+}
+
+// aliasNote tells on stderr when the session of a sent mail is not called
+// what --alias asked for: the mail landed in an existing session, or the
+// alias was taken and the gateway made it unique.
+func aliasNote(env *Env, alias string, res *client.SendMailResponse) {
+	want := address.SanitizeAlias(alias)
+	if want == "" || res.SessionAlias == want {
+		return
+	}
+	if !res.NewSession {
+		env.errf("Note: --alias %s was not used: the mail went to the existing session %s "+
+			"(write to name@path.new to open a new session)\n", oneLine(alias, maxSubjectRunes), res.SessionAlias)
+		return
+	}
+	env.errf("Note: the alias %s was taken; the new session is called %s\n", want, res.SessionAlias)
 }
