@@ -188,7 +188,7 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		settings.WaitForKey = true
 		// B-1.1: printed once, when it is made; never again.
 		fmt.Fprintf(os.Stderr, "\n  Generated a new agent key and saved it to %s:\n\n      %s\n\n  %s\n\n  The bridge waits and connects by itself once the key is registered.\n\n",
-			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, key))
+			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, bridge.KeyFile(home)))
 	}
 	bin := ""
 	if p.command != "" && (p.attachEnv == "" || getenv(p.attachEnv) == "") {

@@ -351,7 +351,7 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 			if ae.Status == 401 {
 				return nil, fmt.Errorf("registering with %s: the agent key is not registered, revoked or expired (401); %s\n\n"+
 					"  The bridge stops here: start it again once the key is registered.",
-					b.cfg.Settings.GatewayURL, RegistrationHint(b.cfg.Settings.GatewayURL, b.cfg.Settings.AgentName, "<the key>"))
+					b.cfg.Settings.GatewayURL, RegistrationHint(b.cfg.Settings.GatewayURL, b.cfg.Settings.AgentName, ""))
 			}
 			return nil, fmt.Errorf("registering with %s: %s", b.cfg.Settings.GatewayURL, gatewayReason(err))
 		}

@@ -460,8 +460,9 @@ func waitStderr(t *testing.T, p *gatewayproc.Proc, substr string) {
 
 // The whole start-up of `agentmail bridge --platform claude` with nothing but
 // the environment: no key yet → one is generated, saved 0600 and printed once
-// with a command to paste and the web page's place, and the bridge waits;
-// once the admin registers it, the bridge connects by itself; a restart
+// with the web page's place and commands to paste that read it from the key
+// file or from standard input, and the bridge waits; once the admin
+// registers it (either command), the bridge connects by itself; a restart
 // connects, prints no key, and SIGTERM ends it cleanly.
 func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testing.T) {
 	g := startGateway(t)
@@ -487,9 +488,14 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 		t.Fatalf("key file mode %v, want 0600", st.Mode().Perm())
 	}
 	out := p.Log.String()
-	paste := "agentmail keys register-agent --agent newbot --key " + key
-	if !strings.Contains(out, paste) || !strings.Contains(out, "Admin → Agent keys") || strings.Contains(out, "/api/") {
-		t.Fatalf("first start must print the key with a command to paste and the web page's place, and no endpoint:\n%s", out)
+	// The key on its own line; the commands to paste read it from the key
+	// file or from standard input, never from the command line (shell
+	// history, the process list).
+	paste := "agentmail keys register-agent --agent newbot --key-file " + keyPath
+	if !strings.Contains(out, "\n      "+key+"\n") || !strings.Contains(out, paste+"\n") ||
+		!strings.Contains(out, "agentmail keys register-agent --agent newbot --key -") ||
+		!strings.Contains(out, "Admin → Agent keys") || strings.Contains(out, "/api/") || strings.Contains(out, "--key "+key) {
+		t.Fatalf("first start must print the key on its own line, commands to paste that read it from the key file or stdin, and the web page's place, and no endpoint:\n%s", out)
 	}
 
 	// The admin pastes the printed command: the waiting bridge connects by itself.
@@ -506,6 +512,29 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 		t.Fatalf("the pasted command: %v\n%s", err, out)
 	}
 	waitStderr(t, p, "connected to "+g.URL+" as newbot")
+
+	// Another machine's bridge: the admin pastes the standard input form
+	// and the key.
+	otherHome := t.TempDir()
+	otherEnv := []string{"HOME=" + otherHome, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.URL,
+		"AGENTMAIL_AGENT_NAME=otherbot", "AGENTMAIL_CLAUDE_BIN=/bin/true"}
+	other := startBridgeProcess(t, otherEnv, "--platform", "claude")
+	waitStderr(t, other, "waiting for an admin to register the agent key")
+	otherKey, err := os.ReadFile(filepath.Join(otherHome, ".agentmail", "agent.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinForm := exec.Command(gatewayproc.Binary(t), strings.Fields("keys register-agent --agent otherbot --key -")...)
+	stdinForm.Env = login.Env
+	stdinForm.Stdin = strings.NewReader(string(otherKey))
+	if out, err := stdinForm.CombinedOutput(); err != nil || !strings.Contains(string(out), "for agent otherbot; its bridge connects by itself now") {
+		t.Fatalf("the standard input form: %v\n%s", err, out)
+	}
+	waitStderr(t, other, "connected to "+g.URL+" as otherbot")
+	other.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(t, other); err != nil {
+		t.Fatalf("SIGTERM exit: %v\n%s", err, other.Log)
+	}
 	if n := strings.Count(p.Log.String(), "waiting for an admin"); n != 1 {
 		t.Errorf("the wait was said %d times, want once", n)
 	}

@@ -75,31 +75,43 @@ func ResolveAgentKey(envKey, home string) (string, KeySource, error) {
 }
 
 // RegistrationHint is the text printed with a generated key (B-1.1,
-// issue 18 point 4): in words, the two ways an admin registers it, each
-// with the agent's name and the key filled in: the web page's place
-// (Admin → Agent keys → "Register a key the agent generated") and a command
-// to paste (agentmail keys register-agent, which sends the key as
-// key_token, seed 9.9). No endpoint: the person starting a bridge reads it.
-// The caller says what the bridge does next (it waits for a key it has
-// just generated; it stops for a key given to it that the gateway refuses).
-func RegistrationHint(gatewayURL, agentName, key string) string {
+// issue 18 point 4): in words, the ways an admin registers it, each with the
+// agent's name filled in: the web page's place (Admin → Agent keys →
+// "Register a key the agent generated") and commands to paste (agentmail
+// keys register-agent, which sends the key as key_token, seed 9.9) that
+// keep the key out of the shell's history and the process list: on this
+// machine one reading keyFile, the file the key was saved to (left out when
+// keyFile is ""), and anywhere one reading the key from standard input. The
+// key itself is printed by the caller, on its own line. No endpoint: the
+// person starting a bridge reads it. The caller says what the bridge does
+// next (it waits for a key it has just generated; it stops for a key given
+// to it that the gateway refuses).
+func RegistrationHint(gatewayURL, agentName, keyFile string) string {
 	name := agentName
 	if name == "" {
 		name = "<agent name>"
 	}
-	return fmt.Sprintf("An admin registers this key in one of two ways:\n\n"+
+	var b strings.Builder
+	fmt.Fprintf(&b, "An admin registers this key in one of two ways:\n\n"+
 		"    - on the web page %s: Admin → Agent keys → %q, with agent name %s and the key above;\n"+
-		"    - on the command line, signed in as an admin (agentmail login --url %s), by pasting:\n\n"+
-		"          agentmail keys register-agent --agent %s --key %s",
-		gatewayURL, "Register a key the agent generated", name, gatewayURL, shellWord(name), key)
+		"    - on the command line, signed in as an admin (agentmail login --url %s), with a command that\n"+
+		"      keeps the key out of the shell's history and the process list:\n\n",
+		gatewayURL, "Register a key the agent generated", name, gatewayURL)
+	if keyFile != "" {
+		fmt.Fprintf(&b, "          agentmail keys register-agent --agent %s --key-file %s\n\n"+
+			"      on this machine (it reads the file the key was saved to), or anywhere, pasting the key when asked:\n\n",
+			shellWord(name), shellWord(keyFile))
+	}
+	fmt.Fprintf(&b, "          agentmail keys register-agent --agent %s --key -", shellWord(name))
+	return b.String()
 }
 
 // shellWord quotes s for a POSIX shell when it holds anything but letters,
-// digits and -_.@<>, so a pasted command reads the name as one word.
+// digits and -_.@/, so a pasted command reads the name or path as one word.
 func shellWord(s string) string {
 	plain := s != ""
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.@", r)) {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.@/", r)) {
 			plain = false
 		}
 	}

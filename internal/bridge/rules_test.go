@@ -52,17 +52,22 @@ func TestResolveAgentKeyRefusesAnEmptyFile(t *testing.T) {
 // The hint names the web page's place and a command to paste with the
 // name and key filled in, and no endpoint (issue 18 point 4).
 func TestRegistrationHintNamesTheWebPageAndACommand(t *testing.T) {
-	h := RegistrationHint("http://gw", "bot", "amk_x")
-	for _, want := range []string{"Admin → Agent keys", "agentmail keys register-agent --agent bot --key amk_x", "agentmail login --url http://gw"} {
+	h := RegistrationHint("http://gw", "bot", "/home/b/.agentmail/agent.key")
+	for _, want := range []string{"Admin → Agent keys", "agentmail keys register-agent --agent bot --key-file /home/b/.agentmail/agent.key\n",
+		"agentmail keys register-agent --agent bot --key -", "agentmail login --url http://gw"} {
 		if !strings.Contains(h, want) {
 			t.Fatalf("hint %q lacks %q", h, want)
 		}
 	}
-	if strings.Contains(h, "/api/") {
-		t.Fatalf("hint %q names an endpoint", h)
+	if strings.Contains(h, "/api/") || strings.Contains(h, "--key amk_") {
+		t.Fatalf("hint %q names an endpoint or puts the key on a command line", h)
 	}
-	if h := RegistrationHint("http://gw", "my bot's", "amk_x"); !strings.Contains(h, `--agent 'my bot'\''s' --key`) {
-		t.Fatalf("a name with a space is not quoted for the shell: %q", h)
+	if h := RegistrationHint("http://gw", "my bot's", "/home/my dir/agent.key"); !strings.Contains(h, `--agent 'my bot'\''s' --key-file '/home/my dir/agent.key'`) ||
+		!strings.Contains(h, `--agent 'my bot'\''s' --key -`) {
+		t.Fatalf("a name or path with a space is not quoted for the shell: %q", h)
+	}
+	if h := RegistrationHint("http://gw", "bot", ""); strings.Contains(h, "--key-file") || !strings.Contains(h, "--key -") {
+		t.Fatalf("without a key file the hint gives the standard input form only: %q", h)
 	}
 }
 

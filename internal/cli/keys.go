@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -200,31 +202,47 @@ func newKeysRevokeCommand(env *Env) *cobra.Command {
 }
 
 // newKeysRegisterAgentCommand returns `agentmail keys register-agent --agent
-// NAME --key TOKEN`: an admin registers the key an agent's bridge generated
-// and printed (B-1.1), as a permanent agent key (POST
+// NAME [--key-file PATH | --key -]`: an admin registers the key an agent's
+// bridge generated and printed (B-1.1), as a permanent agent key (POST
 // /api/v1/admin/agent-keys with key_token). The waiting bridge then
-// connects by itself. Admins only: a person who is not one reads that
-// only an admin may register agent keys (exit 5).
+// connects by itself. The key is read from the file the bridge saved it to
+// (--key-file), from standard input (--key -, or no --key when stdin is not
+// a terminal), asked for without echo at a terminal, or, last, taken from
+// --key TOKEN (which leaves it in the shell's history and the process
+// list). Admins only: a person who is not one reads that only an admin may
+// register agent keys (exit 5).
 func newKeysRegisterAgentCommand(env *Env) *cobra.Command {
-	var agent, key string
+	var agent, key, keyFile string
 	cmd := &cobra.Command{
-		Use:   "register-agent --agent NAME --key TOKEN",
+		Use:   "register-agent --agent NAME [--key-file PATH | --key -]",
 		Short: "Register the key an agent's bridge generated (admins)",
 		Long: `Register the key an agent's bridge generated and printed when it first
 started, so that the bridge, which waits for it, connects by itself.
 Admins only; the same as the web page's Admin → Agent keys → "Register a key
-the agent generated".`,
+the agent generated".
+
+The key is read, so that it stays out of the shell's history and the list of
+processes, from the file the bridge saved it to (--key-file, on the bridge's
+machine), or from standard input (--key -, or no --key when input is not a
+terminal; at a terminal it is asked for without echo). --key TOKEN still
+works, but leaves the key where other people may see it.`,
+		Example: `  agentmail keys register-agent --agent claude --key-file ~/.agentmail/agent.key
+  agentmail keys register-agent --agent claude --key -      (then paste the key)`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(agent) == "" || strings.TrimSpace(key) == "" {
-				return usageErr("keys register-agent: give the agent's name with --agent and the key its bridge printed with --key")
+			if strings.TrimSpace(agent) == "" {
+				return usageErr("keys register-agent: give the agent's name with --agent and the key its bridge printed with --key-file or --key -")
+			}
+			token, err := env.agentKeyInput(cmd.Flags().Changed("key"), key, keyFile)
+			if err != nil {
+				return err
 			}
 			c, _, err := env.newClient()
 			if err != nil {
 				return err
 			}
 			created, err := c.CreateAgentKey(cmd.Context(), client.CreateAgentKeyRequest{AgentName: strings.TrimSpace(agent),
-				KeyToken: strings.TrimSpace(key), Lifecycle: client.LifecyclePermanent, Label: "registered with agentmail keys register-agent"})
+				KeyToken: token, Lifecycle: client.LifecyclePermanent, Label: "registered with agentmail keys register-agent"})
 			if err != nil {
 				return apiErr("keys register-agent", err)
 			}
@@ -233,6 +251,48 @@ the agent generated".`,
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent's name, as the bridge printed it")
-	cmd.Flags().StringVar(&key, "key", "", "the key the bridge printed (amk_...)")
+	cmd.Flags().StringVar(&keyFile, "key-file", "", "read the key from this file (the bridge's ~/.agentmail/agent.key)")
+	cmd.Flags().StringVar(&key, "key", "", "the key the bridge printed (amk_...); - reads it from standard input")
 	return env.setup(cmd)
+}
+
+// maxAgentKeyInput bounds what register-agent reads for a key, in bytes.
+const maxAgentKeyInput = 4096
+
+// agentKeyInput answers the key register-agent registers, without blanks:
+// the first line of keyFile; with keySet false or key "-", the first line of
+// standard input (asked for without echo when it is a terminal); else key.
+// Errors (usage): both --key and --key-file, a file that cannot be read, or
+// an empty key.
+func (e *Env) agentKeyInput(keySet bool, key, keyFile string) (string, error) {
+	var line string
+	switch {
+	case keyFile != "" && keySet:
+		return "", usageErr("keys register-agent: give the key with --key-file or with --key, not both")
+	case keyFile != "":
+		f, err := os.Open(keyFile)
+		if err != nil {
+			return "", usageErr("keys register-agent: cannot read the key file %s (%v); on another machine than the bridge's, use --key - and paste the key", keyFile, err)
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(io.LimitReader(f, maxAgentKeyInput))
+		line, _, _ = strings.Cut(string(b), "\n")
+	case keySet && key != "-":
+		line = key
+	case e.isTerminal() && e.ReadPassword != nil:
+		e.errf("%s: ", word("Paste the agent's key (it is not shown)"))
+		pw, err := e.ReadPassword()
+		fmt.Fprintln(e.Stderr)
+		if err != nil {
+			return "", &Error{Code: ExitError, Msg: "read the key", Err: err}
+		}
+		line = pw
+	default:
+		b, _ := io.ReadAll(io.LimitReader(e.in(), maxAgentKeyInput))
+		line, _, _ = strings.Cut(string(b), "\n")
+	}
+	if line = strings.TrimSpace(line); line == "" {
+		return "", usageErr("keys register-agent: no key was given; use --key-file PATH, or --key - with the key on standard input")
+	}
+	return line, nil
 }

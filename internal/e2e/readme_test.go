@@ -30,8 +30,9 @@ func TestREADMEExamplesAndQuotes(t *testing.T) {
 	}
 	// Connecting an agent needs no admin user key in a shell variable: the
 	// bridge's own key is registered with the command it prints (point 4).
-	if !strings.Contains(readme, "agentmail keys register-agent --agent claude --key") || strings.Contains(readme, "$ADMIN_USER_KEY") {
-		t.Error("README should connect an agent with agentmail keys register-agent, not curl with $ADMIN_USER_KEY")
+	if !strings.Contains(readme, "agentmail keys register-agent --agent claude --key-file ~/.agentmail/agent.key") ||
+		!strings.Contains(readme, "agentmail keys register-agent --agent claude --key -") || strings.Contains(readme, "$ADMIN_USER_KEY") {
+		t.Error("README should connect an agent with agentmail keys register-agent reading the key (--key-file, --key -), not curl with $ADMIN_USER_KEY")
 	}
 
 	gw := startGateway(t, t.TempDir())
