@@ -8,7 +8,9 @@ import "context"
 // as X-CSRF-Token on every later write. Errors: 401 invalid_credentials for
 // a wrong username or password, 401 account_disabled for a disabled
 // account, 429 sign_in_throttled (RetryAfterSeconds set) after repeated
-// failures for the username or from the caller's address.
+// failures for the username or from the caller's address, 429 sign_in_busy
+// (RetryAfterSeconds 1, nothing locked) while too many sign-ins for it run
+// at once.
 func (c *Client) Login(ctx context.Context, req LoginRequest) (*LoginResponse, error) {
 	c.ensureJar()
 	var out LoginResponse
@@ -47,7 +49,8 @@ func (c *Client) Me(ctx context.Context) (*Me, error) {
 // working. Errors: 400 field new_password (shorter than 8 characters) or
 // current_password (missing, or code wrong_password when it is not the
 // password in force), 401, 403 for an agent key, 429 sign_in_throttled
-// after repeated wrong current passwords.
+// after repeated wrong current passwords, 429 sign_in_busy while too many
+// checks for the account run at once.
 func (c *Client) ChangePassword(ctx context.Context, req ChangePasswordRequest) error {
 	return c.postJSON(ctx, apiPath("/me/password"), req, nil)
 }

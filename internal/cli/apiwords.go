@@ -69,6 +69,8 @@ var apiWords = map[string]apiWord{
 		"  what to do: the gateway's operator frees space in %s; then try again"},
 	"sign_in_throttled": {text: "too many failed sign-ins; signing in is locked for a while\n" +
 		"  what to do: wait and try again; if you forgot the password, an admin can reset it"},
+	"sign_in_busy": {text: "too many sign-ins at once; nothing is locked\n" +
+		"  what to do: try again in a moment"},
 	"route_not_found": {text: "the gateway does not know this request: it is probably an older version than this agentmail command\n" +
 		"  what to do: update the gateway, or use the agentmail command of the gateway's version"},
 }

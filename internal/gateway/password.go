@@ -40,6 +40,8 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, req client.C
 	if err := s.admitSignIn(ctx, keys); err != nil {
 		return err
 	}
+	changed := false
+	defer func() { s.finishSignIn(ctx, keys, changed) }()
 	u, err := s.Read().GetUser(ctx, p.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return Unauthorized("invalid_credentials", "the signed-in account no longer exists")
@@ -73,9 +75,7 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, req client.C
 	if err != nil {
 		return err
 	}
-	if err := s.signInSucceeded(ctx, keys); err != nil {
-		s.Log.Warn("clear sign-in throttle", "username", p.Name, "err", err)
-	}
+	changed = true
 	s.Log.Info("password changed", "username", p.Name, "kept_session", keep != "")
 	return nil
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/agentmail/agentmail/internal/store"
 )
 
-// ThrottleRule is the sign-in throttling of one kind of key. Attempts
-// without a success are counted per key; once Limit of them were counted,
+// ThrottleRule is the sign-in throttling of one kind of key. Failed
+// attempts are counted per key; once Limit of them were counted,
 // the key is locked for Base after the latest, and every further failure
 // doubles that wait up to Max. A count with no failure for Forget is
 // cleared; so is a username's count on a successful sign-in.
@@ -89,35 +89,81 @@ func RemoteHost(remoteAddr string) string {
 	return strings.TrimSpace(remoteAddr)
 }
 
-// admitSignIn refuses an attempt on a locked key with a 429 (Retry-After:
-// the rest of the lock) and otherwise counts the attempt under every key
-// before the password is checked, in one transaction: concurrent guesses
-// are counted one after another and cannot all slip past the limit. A
-// refused attempt is not counted, so it does not lengthen the lock.
+// Attempts in flight (docs/API.md "Sign-in throttling"). An attempt is
+// held as a reservation under "inflight:<key>" from its start until its
+// password was checked, so parallel guesses cannot all run before their
+// failures are counted; only a failure is then counted under the key
+// itself, and a success never is.
+const (
+	// SignInReservationTTL is how long a reservation counts when its
+	// attempt never finished (the process stopped during the check).
+	SignInReservationTTL = time.Minute
+	// SignInBusyRetry is the Retry-After of a refusal for attempts in
+	// flight: they end within moments.
+	SignInBusyRetry = time.Second
+)
+
+// inFlightKey is the key under which the attempts in flight of key are
+// held.
+func inFlightKey(key string) string { return "inflight:" + key }
+
+// busyMessage answers the refusal text for attempts in flight under k.
+func (k throttleKey) busyMessage() string {
+	if k.field == "" { // the address
+		return "too many sign-ins at once from your address; try again in a moment"
+	}
+	return "too many sign-ins at once for this username; try again in a moment"
+}
+
+// admitSignIn refuses an attempt on a locked key with 429
+// sign_in_throttled (Retry-After: the rest of the lock), and an attempt
+// that would let more than the rule's Limit of failures and attempts in
+// flight run at once with 429 sign_in_busy (Retry-After SignInBusyRetry).
+// Otherwise it reserves the attempt under every key before the password
+// is checked, in one transaction: concurrent guesses are reserved one after
+// another and cannot all slip past the limit. A refused attempt is neither
+// reserved nor counted, so it does not lengthen the lock. Every admitted
+// attempt must end with finishSignIn.
 func (s *Service) admitSignIn(ctx context.Context, keys []throttleKey) error {
 	return s.Write(ctx, func(tx *Tx) error {
 		for _, k := range keys {
+			failures := 0
 			row, err := tx.LoginThrottle(ctx, k.key)
-			if err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
 				return err
+			default:
+				if tx.Now.Sub(row.LastFailure) < k.rule.Forget {
+					failures = row.Failures
+				}
+				until := row.LastFailure.Add(k.rule.Lock(failures))
+				if tx.Now.Before(until) {
+					wait := until.Sub(tx.Now)
+					return &Error{Kind: KindRateLimited, Code: "sign_in_throttled", Field: k.field, RetryAfter: wait,
+						Message:    fmt.Sprintf("too many failed sign-ins for %s; sign-in is locked for %d more seconds", k.what, RetrySeconds(wait)),
+						Suggestion: fmt.Sprintf("wait %d seconds before trying again; if you forgot the password, ask an admin to reset it", RetrySeconds(wait))}
+				}
 			}
-			n := row.Failures
-			if tx.Now.Sub(row.LastFailure) >= k.rule.Forget {
-				n = 0
+			inFlight := 0
+			held, err := tx.LoginThrottle(ctx, inFlightKey(k.key))
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return err
+			default:
+				if tx.Now.Sub(held.LastFailure) < SignInReservationTTL {
+					inFlight = held.Failures
+				}
 			}
-			until := row.LastFailure.Add(k.rule.Lock(n))
-			if tx.Now.Before(until) {
-				wait := until.Sub(tx.Now)
-				return &Error{Kind: KindRateLimited, Code: "sign_in_throttled", Field: k.field, RetryAfter: wait,
-					Message:    fmt.Sprintf("too many failed sign-ins for %s; sign-in is locked for %d more seconds", k.what, RetrySeconds(wait)),
-					Suggestion: fmt.Sprintf("wait %d seconds before trying again; if you forgot the password, ask an admin to reset it", RetrySeconds(wait))}
+			if inFlight > 0 && failures+inFlight >= k.rule.Limit {
+				return &Error{Kind: KindRateLimited, Code: "sign_in_busy", Field: k.field, RetryAfter: SignInBusyRetry,
+					Message:    k.busyMessage(),
+					Suggestion: fmt.Sprintf("wait %d second and sign in again; nothing is locked", RetrySeconds(SignInBusyRetry))}
 			}
 		}
 		for _, k := range keys {
-			if err := tx.CountLoginAttempt(ctx, k.key, tx.Now, tx.Now.Add(-k.rule.Forget)); err != nil {
+			if err := tx.CountLoginAttempt(ctx, inFlightKey(k.key), tx.Now, tx.Now.Add(-SignInReservationTTL)); err != nil {
 				return err
 			}
 		}
@@ -132,16 +178,24 @@ func maxForget() time.Duration {
 	return AddressThrottle.Forget
 }
 
-// signInSucceeded clears the username's count and takes the attempt back
-// from the address's count.
-func (s *Service) signInSucceeded(ctx context.Context, keys []throttleKey) error {
-	return s.Write(ctx, func(tx *Tx) error {
+// finishSignIn ends an attempt admitSignIn admitted: it releases the
+// attempt's reservation under every key and, when succeeded, clears the
+// username's (or known device's) count, else counts one failure under
+// every key. It runs even when the request's context has ended, so a
+// reservation is never left behind by a client that went away.
+func (s *Service) finishSignIn(ctx context.Context, keys []throttleKey, succeeded bool) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.Write(ctx, func(tx *Tx) error {
 		for _, k := range keys {
+			if err := tx.ForgiveLoginAttempt(ctx, inFlightKey(k.key)); err != nil {
+				return err
+			}
 			var err error
-			if k.rule == UsernameThrottle { // the username's or the known device's own count
+			switch {
+			case !succeeded:
+				err = tx.CountLoginAttempt(ctx, k.key, tx.Now, tx.Now.Add(-k.rule.Forget))
+			case k.rule == UsernameThrottle: // the username's or the known device's own count
 				err = tx.ClearLoginThrottle(ctx, k.key)
-			} else {
-				err = tx.ForgiveLoginAttempt(ctx, k.key)
 			}
 			if err != nil {
 				return err
@@ -149,6 +203,9 @@ func (s *Service) signInSucceeded(ctx context.Context, keys []throttleKey) error
 		}
 		return nil
 	})
+	if err != nil {
+		s.Log.Warn("finish sign-in attempt", "succeeded", succeeded, "err", err)
+	}
 }
 
 // SignInFrom is where a sign-in attempt comes from: Remote is the remote
@@ -217,7 +274,9 @@ func (s *Service) knownDeviceKey(ctx context.Context, username, token string) (s
 // be probed); 401 account_disabled; 429 sign_in_throttled with Retry-After
 // while the username (for a client that is not a known device), the known
 // device or the address is locked (UsernameThrottle, DeviceThrottle,
-// AddressThrottle), even for the right password. The username is compared
+// AddressThrottle), even for the right password; 429 sign_in_busy
+// (Retry-After 1 second, nothing locked) while as many attempts are in
+// flight as could reach the lock. The username is compared
 // in lower case (NormalizeName).
 func (s *Service) Login(ctx context.Context, req client.LoginRequest, from SignInFrom) (*SignIn, error) {
 	req.Username = NormalizeName(req.Username)
@@ -242,11 +301,9 @@ func (s *Service) Login(ctx context.Context, req client.LoginRequest, from SignI
 		return nil, err
 	}
 	cookie, resp, err := s.login(ctx, req)
+	s.finishSignIn(ctx, keys, err == nil)
 	if err != nil {
 		return nil, err
-	}
-	if err := s.signInSucceeded(ctx, keys); err != nil {
-		s.Log.Warn("clear sign-in throttle", "username", req.Username, "err", err)
 	}
 	out := &SignIn{Cookie: cookie, Response: resp}
 	token := ""

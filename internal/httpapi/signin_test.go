@@ -2,11 +2,16 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
@@ -353,4 +358,142 @@ func TestKnownDeviceSignsInWhileTheUsernameIsLocked(t *testing.T) {
 	}
 	_, err = browser.Login(e.ctx(), client.LoginRequest{Username: "ann", Password: "ann-password"})
 	wantStatus(t, err, 429, "sign_in_throttled")
+}
+
+// slowPassword gives name a password hashed at bcrypt's default cost, so
+// each check takes tens of milliseconds and parallel sign-ins overlap.
+func (e *env) slowPassword(name, password string) {
+	e.t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	err = e.st.Write(context.Background(), func(q *store.Q) error {
+		u, err := q.GetUser(context.Background(), name)
+		if err != nil {
+			return err
+		}
+		u.PasswordHash = string(hash)
+		return q.UpdateUser(context.Background(), u)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// parallelSignIns sends n sign-ins for user at once over HTTP and answers
+// each one's status, body and Retry-After.
+func (e *env) parallelSignIns(n int, user, password string) (status []int, body, retry []string) {
+	status, body, retry = make([]int, n), make([]string, n), make([]string, n)
+	payload := fmt.Sprintf(`{"username":%q,"password":%q}`, user, password)
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := 0; i < n; i++ {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			req, _ := http.NewRequest("POST", e.url+"/api/v1/auth/login", strings.NewReader(payload))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				body[i] = err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			status[i], body[i], retry[i] = resp.StatusCode, string(b), resp.Header.Get("Retry-After")
+		}()
+	}
+	start.Done()
+	done.Wait()
+	return status, body, retry
+}
+
+// Parallel sign-ins with the right password are never refused as failed
+// ones: each succeeds, or (while as many attempts are in flight as could
+// reach the lock) is told honestly that too many run at once, with a
+// 1-second Retry-After, and signs in right after. Nothing is locked.
+func TestParallelCorrectSignInsAreNotLocked(t *testing.T) {
+	e := newEnv(t)
+	e.person("erin")
+	e.slowPassword("erin", "pass-erin-123456")
+	status, body, retry := e.parallelSignIns(8, "erin", "pass-erin-123456")
+	refused := 0
+	for i := range status {
+		switch {
+		case status[i] == 200:
+		case status[i] == 429 && strings.Contains(body[i], "sign_in_busy") &&
+			strings.Contains(body[i], "too many sign-ins at once for this username; try again in a moment") && retry[i] == "1":
+			refused++
+			e.login("erin", "pass-erin-123456")
+		default:
+			t.Fatalf("sign-in %d: %d Retry-After %q %s", i, status[i], retry[i], body[i])
+		}
+	}
+	t.Logf("%d of 8 parallel correct sign-ins were asked to retry", refused)
+	// No failure was counted: four wrong guesses still leave the username open.
+	for i := 0; i < gateway.UsernameThrottle.Limit-1; i++ {
+		wantStatus(t, e.loginErr("erin", "wrong"), 401, "invalid_credentials")
+	}
+	e.login("erin", "pass-erin-123456")
+}
+
+// A burst of parallel wrong guesses beyond the limit is still refused: at
+// most Limit of them get their password checked, the rest are refused
+// (429), and the username is then locked for 5 minutes even for the right
+// password.
+func TestParallelWrongGuessesStillLock(t *testing.T) {
+	e := newEnv(t)
+	e.person("erin")
+	e.slowPassword("erin", "pass-erin-123456")
+	status, body, _ := e.parallelSignIns(12, "erin", "wrong-guess")
+	checked := 0
+	for i := range status {
+		switch {
+		case status[i] == 401 && strings.Contains(body[i], "invalid_credentials"):
+			checked++
+		case status[i] == 429 && (strings.Contains(body[i], "sign_in_busy") || strings.Contains(body[i], "sign_in_throttled")):
+		default:
+			t.Fatalf("guess %d: %d %s", i, status[i], body[i])
+		}
+	}
+	if checked == 0 || checked > gateway.UsernameThrottle.Limit {
+		t.Fatalf("%d of 12 parallel guesses were checked, want 1..%d", checked, gateway.UsernameThrottle.Limit)
+	}
+	for checked < gateway.UsernameThrottle.Limit {
+		wantStatus(t, e.loginErr("erin", "wrong-guess"), 401, "invalid_credentials")
+		checked++
+	}
+	ae := wantStatus(t, e.loginErr("erin", "pass-erin-123456"), 429, "sign_in_throttled")
+	if ae.Body.RetryAfterSeconds != 300 || ae.Body.Field != "username" {
+		t.Fatalf("lock after the burst: %+v", ae.Body)
+	}
+}
+
+// Attempts in flight are a reservation, not failures: while as many are
+// held as could reach the lock, a further attempt is refused as busy (no
+// lock, 1-second Retry-After); a reservation left by an attempt that never
+// finished is forgotten after SignInReservationTTL.
+func TestSignInsInFlightAreRefusedAsBusyNotLocked(t *testing.T) {
+	e := newEnv(t)
+	e.person("erin")
+	err := e.st.Write(context.Background(), func(q *store.Q) error {
+		for i := 0; i < gateway.UsernameThrottle.Limit; i++ {
+			if err := q.CountLoginAttempt(context.Background(), "inflight:user:erin", e.clock.Now(), e.clock.Now().Add(-time.Minute)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ae := wantStatus(t, e.loginErr("erin", "erin-password"), 429, "sign_in_busy")
+	if ae.Body.RetryAfterSeconds != 1 || ae.Body.Field != "username" ||
+		ae.Body.Error != "too many sign-ins at once for this username; try again in a moment" {
+		t.Fatalf("busy body %+v", ae.Body)
+	}
+	e.clock.Advance(gateway.SignInReservationTTL)
+	e.login("erin", "erin-password")
 }

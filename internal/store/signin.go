@@ -8,7 +8,8 @@ import (
 )
 
 // LoginThrottleRow is the sign-in failure count of one key
-// ("user:<name>" or "addr:<address>"), see migration 0011.
+// ("user:<name>", "device:<hash>", "addr:<address>", or "inflight:<key>"
+// for the attempts in flight under key), see migration 0011.
 type LoginThrottleRow struct {
 	Key         string
 	Failures    int
