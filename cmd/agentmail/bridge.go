@@ -174,6 +174,14 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 	} else if k != "" {
 		settings.AgentKey = k // given as AGENTMAIL_AGENT_KEY, passed on by the re-execution
 	}
+	// The platform is found before any key is generated or printed: a
+	// missing executable ends the bridge before it asks for a registration.
+	bin := ""
+	if p.command != "" && (p.attachEnv == "" || getenv(p.attachEnv) == "") {
+		if bin, err = bridge.FindPlatformBin(bridgeFlags.platform, p.command, getenv); err != nil {
+			return err
+		}
+	}
 	home, _ := os.UserHomeDir()
 	key, source, err := bridge.ResolveAgentKey(settings.AgentKey, home)
 	if err != nil {
@@ -189,12 +197,6 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		// B-1.1: printed once, when it is made; never again.
 		fmt.Fprintf(os.Stderr, "\n  Generated a new agent key and saved it to %s:\n\n      %s\n\n  %s\n\n  The bridge waits and connects by itself once the key is registered.\n\n",
 			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, bridge.KeyFile(home)))
-	}
-	bin := ""
-	if p.command != "" && (p.attachEnv == "" || getenv(p.attachEnv) == "") {
-		if bin, err = bridge.FindPlatformBin(bridgeFlags.platform, p.command, getenv); err != nil {
-			return err
-		}
 	}
 	mcp, err := bridge.MCPCommand()
 	if err != nil {
