@@ -72,7 +72,18 @@ func (b *Bridge) catchUp(ctx context.Context, pending int) {
 			b.log.Info("catch-up: mail already handled by an earlier run; skipped", "mail_id", m.MailID)
 			continue
 		}
-		done := b.accept(ctx, incomingFromMail(m, b.AgentName()))
+		in := incomingFromMail(m, b.AgentName())
+		// A mail answered with a failure report for want of a working
+		// directory has no run (the turn never started) and stays unread,
+		// since no model read it: without this check every restart sent
+		// the same report again (refused as duplicate_relay) and logged an
+		// error for a mail already answered.
+		if _, err := ResolveWorkspace(in.ToWorkspace, b.cfg.Settings.FallbackDir); err != nil && b.failureReported(ctx, m.MailID) {
+			b.delivered.add(m.MailID)
+			b.log.Info("catch-up: mail already answered with a failure report; skipped", "mail_id", m.MailID, "reason", err)
+			continue
+		}
+		done := b.accept(ctx, in)
 		if done == nil {
 			continue
 		}
@@ -113,6 +124,24 @@ func (b *Bridge) alreadyRun(ctx context.Context, m client.Mail) bool {
 	}
 	for _, r := range rl.Runs {
 		if r.MailID == m.MailID && r.Error != interruptedError && r.State != client.RunQueued {
+			return true
+		}
+	}
+	return false
+}
+
+// failureReported reports whether this agent already answered the mail
+// mailID with a failure report (B-6): a mail of type failure_report from
+// the agent replying to it, found in the mail's thread (GET
+// /api/v1/mail/{id}/thread). A failed lookup answers false, so the mail is
+// handled as before (a second report is refused as duplicate_relay).
+func (b *Bridge) failureReported(ctx context.Context, mailID string) bool {
+	th, err := b.gw.Thread(ctx, mailID)
+	if err != nil || th == nil {
+		return false
+	}
+	for _, x := range th.Mails {
+		if x.ParentMailID == mailID && x.FromName == b.AgentName() && x.MailType == client.MailTypeFailureReport {
 			return true
 		}
 	}

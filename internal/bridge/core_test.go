@@ -388,6 +388,42 @@ func TestNoUsableWorkspaceSendsAFailureReport(t *testing.T) {
 	}
 }
 
+// A mail answered with a failure report for want of a working directory
+// stays unread (no model read it) and has no run; a restart's catch-up
+// skips it quietly instead of logging an error and sending the report again.
+func TestCatchUpSkipsAMailAlreadyAnsweredWithAFailureReport(t *testing.T) {
+	gw := newFakeGateway("bot", "k")
+	fake := fakeadapter.New()
+	missing := filepath.Join(t.TempDir(), "gone")
+	id := gw.deliverMail(mailOpts{from: "alice", subject: "while down", workspace: missing})
+	h := startBridge(t, gw, fake, nil) // no fallback
+	h.waitLog("caught up 1 mails", 1)
+	if n := h.logs.CountLines("no usable working directory; sending a failure report"); n != 1 || len(gw.sentMails()) != 1 {
+		t.Fatalf("first catch-up: %d errors, %d sends\n%s", n, len(gw.sentMails()), h.logs)
+	}
+	h.stop()
+	gw.mu.Lock()
+	unread := gw.unread[id]
+	gw.mu.Unlock()
+	if !unread {
+		t.Fatal("the fake gateway marked the mail read; the restart would not see it")
+	}
+	h2 := startBridge(t, gw, fake, nil)
+	h2.waitLog("caught up 0 mails", 1)
+	if n := h2.logs.CountLines("no usable working directory; sending a failure report"); n != 0 {
+		t.Errorf("the restart logged the answered mail as one without a working directory %d times\n%s", n, h2.logs)
+	}
+	if n := h2.logs.CountLines("already answered with a failure report; skipped"); n != 1 {
+		t.Errorf("the skip was logged %d times, want once\n%s", n, h2.logs)
+	}
+	if n := len(gw.sentMails()); n != 1 || len(fake.Turns()) != 0 {
+		t.Errorf("after the restart: %d sends, %d turns; want the one report and no turn", n, len(fake.Turns()))
+	}
+	// The same mail arriving over the event stream is a duplicate now.
+	gw.pushExisting(id)
+	h2.waitLog("duplicate dropped", 1)
+}
+
 func TestSessionMapSurvivesABridgeRestart(t *testing.T) {
 	gw := newFakeGateway("bot", "k")
 	fake := fakeadapter.New()
