@@ -5,7 +5,7 @@ import { useI18n } from '../i18n'
 import { previewAddress, type AddressPreview, type AddressProblem, type ResolveOutcome } from '../lib/address'
 import { useDebounced } from '../lib/hooks'
 import { errorText } from '../state'
-import { inputClass } from './ui'
+import { UserText, inputClass } from './ui'
 
 /**
  * AddressInput is a combobox: it suggests addresses from
@@ -129,7 +129,7 @@ export function AddressInput({
             >
               <span className="font-mono text-slate-900">{s.address}</span>
               <span className="rounded bg-slate-100 px-1 text-[11px] text-slate-600">{t(`suggest.${s.kind}`)}</span>
-              {s.title && <span className="truncate text-xs text-slate-500">{s.title}</span>}
+              {s.title && <UserText className="truncate text-xs text-slate-500" text={s.title} />}
             </li>
           ))}
         </ul>

@@ -3,6 +3,7 @@ import { api, ApiError } from '../api/client'
 import type { Permission } from '../api/types'
 import { useI18n, type Translate } from '../i18n'
 import { formatFull } from '../lib/format'
+import { visibleText } from '../lib/text'
 import { errorText, useApp } from '../state'
 import { Button, inputClass } from './ui'
 import { Markdown } from './Markdown'
@@ -122,7 +123,7 @@ export function PermissionCard({
         <p className="text-xs font-semibold text-slate-600">{t('perm.willRun')}</p>
         {call ? (
           <pre className="max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/80 p-1.5 font-mono text-sm font-medium text-slate-900">
-            {call}
+            {visibleText(call)}
           </pre>
         ) : (
           <p className="text-sm font-medium text-slate-900">{t('perm.noCall')}</p>
@@ -132,7 +133,7 @@ export function PermissionCard({
         <p className="text-xs text-slate-500">{t('perm.agentWords', { agent: p.agent_name })}</p>
         <Markdown source={p.question} className="text-sm text-slate-700" />
         {p.context && (
-          <pre className="mt-1 max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/70 p-1.5 font-mono text-xs text-slate-700">{p.context}</pre>
+          <pre className="mt-1 max-h-40 overflow-auto whitespace-pre-wrap break-words rounded bg-white/70 p-1.5 font-mono text-xs text-slate-700">{visibleText(p.context)}</pre>
         )}
       </div>
       {body && (

@@ -3,9 +3,9 @@ import { ApiError, api, list } from '../api/client'
 import type { SearchHit, SearchResults, TextSpan } from '../api/types'
 import { useI18n } from '../i18n'
 import { formatWhen } from '../lib/format'
-import { withoutRuleCodes } from '../lib/text'
+import { visibleText, withoutRuleCodes } from '../lib/text'
 import { useAsync } from '../lib/hooks'
-import { ErrorBox, Spinner } from './ui'
+import { ErrorBox, Spinner, UserText } from './ui'
 
 /** SEARCH_PAGE is how many hits one page of results asks for. */
 export const SEARCH_PAGE = 50
@@ -39,17 +39,17 @@ export function SearchHelp() {
  */
 export function Highlighted({ spans }: { spans: TextSpan[] | null | undefined }) {
   return (
-    <>
+    <bdi>
       {list(spans).map((s, i) =>
         s.match ? (
           <mark key={i} className="rounded-sm bg-yellow-200 px-0.5 text-inherit" data-testid="search-match">
-            {s.text}
+            {visibleText(s.text)}
           </mark>
         ) : (
-          <span key={i}>{s.text}</span>
+          <span key={i}>{visibleText(s.text)}</span>
         ),
       )}
-    </>
+    </bdi>
   )
 }
 
@@ -118,7 +118,7 @@ export function SearchHits({ q, onOpen }: { q: string; onOpen: (hit: SearchHit) 
         <li key={h.mail.mail_id}>
           <button type="button" className="block w-full px-3 py-2 text-left hover:bg-slate-50 focus:bg-blue-50 focus:outline-none" onClick={() => onOpen(h)} data-testid="search-hit" data-mail={h.mail.mail_id}>
             <div className="flex items-baseline gap-2 text-xs text-slate-500">
-              <span className="truncate font-medium text-slate-700">{h.mail.from_name}</span>
+              <UserText className="truncate font-medium text-slate-700" text={h.mail.from_name} />
               <span className="truncate">{h.mail.session_alias}</span>
               <span className="ml-auto shrink-0">{formatWhen(h.mail.created_at, locale)}</span>
             </div>

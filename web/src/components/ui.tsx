@@ -3,7 +3,7 @@ import { useEffect, useId, useRef, type ButtonHTMLAttributes, type ReactNode } f
 import { useI18n } from '../i18n'
 import { RETRY_MS, errorText } from '../state'
 import { ApiError, isNetworkError } from '../api/client'
-import { withoutRuleCodes } from '../lib/text'
+import { visibleText, withoutRuleCodes } from '../lib/text'
 
 type Variant = 'primary' | 'secondary' | 'danger' | 'ghost' | 'success' | 'warn'
 
@@ -340,4 +340,15 @@ export function SecretOnce({ value, testId }: { value: string; testId?: string }
       </div>
     </div>
   )
+}
+
+/**
+ * UserText shows text written by someone else (a subject, a name, a
+ * preview, an attachment's name) inside a line of the page: isolated from
+ * the text around it (<bdi>, `unicode-bidi: isolate`) so that its direction
+ * cannot spill into the rest of the line, and with every direction control
+ * and invisible character written as its code point (visibleText).
+ */
+export function UserText({ text, className }: { text: string | null | undefined; className?: string }) {
+  return <bdi className={className}>{visibleText(text)}</bdi>
 }

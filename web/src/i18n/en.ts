@@ -136,6 +136,7 @@ export const en = {
   'deleg.open': 'Open the delegated session {alias}',
   'conv.from': 'From',
   'conv.to': 'To',
+  'conv.subject': 'Subject',
   'conv.cc': 'Cc',
   'conv.attachments': 'Attachments',
   'conv.download': 'Download {name}',

@@ -135,6 +135,7 @@ export const zh: Record<MsgKey, string> = {
   'deleg.open': '打开委派的会话 {alias}',
   'conv.from': '发件人',
   'conv.to': '收件人',
+  'conv.subject': '主题',
   'conv.cc': '抄送',
   'conv.attachments': '附件',
   'conv.download': '下载 {name}',

@@ -337,3 +337,20 @@ describe('links a mail may carry', () => {
     ])
   })
 })
+
+describe('renderMarkdown shows direction controls as code points', () => {
+  it('writes raw and entity-encoded overrides and zero-width characters visibly', () => {
+    const html = renderMarkdown('Look: \u202eevil\u202c and &#x202E;txt.exe &#8203;x **b\u2066old**')
+    expect(html).toContain('Look: &lt;U+202E&gt;evil&lt;U+202C&gt;')
+    expect(html).toContain('&lt;U+202E&gt;txt.exe')
+    expect(html).toContain('&lt;U+200B&gt;x')
+    expect(html).toContain('<strong>b&lt;U+2066&gt;old</strong>')
+    expect(html).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]/)
+  })
+  it('does the same in a tooltip and in an image text shown as a link', () => {
+    const html = renderMarkdown('[a](https://example.com "t\u202eip") ![x\u202ey](https://example.com/i.png)')
+    expect(html).not.toMatch(/[\u202a-\u202e]/)
+    expect(html).toContain('title="t&lt;U+202E&gt;ip"')
+    expect(html).toContain('x&lt;U+202E&gt;y</a>')
+  })
+})

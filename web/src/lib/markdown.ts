@@ -6,6 +6,7 @@
 
 import { Marked } from 'marked'
 import DOMPurify from 'dompurify'
+import { visibleText } from './text'
 
 const md = new Marked({ gfm: true, breaks: true, async: false })
 
@@ -88,9 +89,20 @@ let purifier: ReturnType<typeof DOMPurify> | null = null
 function getPurifier(): ReturnType<typeof DOMPurify> {
   if (purifier) return purifier
   const p = DOMPurify(window)
+  // Every text the mail shows, written or as an entity (&#x202E;), gets its
+  // direction controls and invisible characters written as code points
+  // (visibleText), so a body cannot read as other words than it holds.
+  p.addHook('beforeSanitizeElements', (node) => {
+    if (node.nodeType === 3 && node.textContent) {
+      const shown = visibleText(node.textContent)
+      if (shown !== node.textContent) node.textContent = shown
+    }
+  })
   p.addHook('uponSanitizeAttribute', (node, data) => {
     const tags = ATTR_TAGS[data.attrName]
     if (tags && !tags.includes(node.nodeName)) data.keepAttr = false
+    // A tooltip or an image's text shown in place of it is text too.
+    if (data.attrName === 'title' || data.attrName === 'alt') data.attrValue = visibleText(data.attrValue)
     // Table cells keep GFM's column alignment, nothing else.
     if (data.attrName === 'align' && !/^(?:left|center|right)$/i.test(data.attrValue)) data.keepAttr = false
     // A link keeps its target only where safeLink allows it (an image's

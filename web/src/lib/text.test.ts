@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hasRuleCode, withoutRuleCodes } from './text'
+import { hasRuleCode, isolatedText, visibleText, withoutRuleCodes } from './text'
 
 describe('withoutRuleCodes', () => {
   it.each([
@@ -14,5 +14,28 @@ describe('withoutRuleCodes', () => {
   })
   it.each(['files are UTF-8 text', 'checked with SHA-256', 'agent pi-2 in /srv/x-1', 'Re: 2026-01-01', 'a plain message'])('keeps %s', (s) => {
     expect(withoutRuleCodes(s)).toBe(s)
+  })
+})
+
+describe('visibleText', () => {
+  it.each([
+    ['Invoice \u202efdp.exe\u202c from CEO', 'Invoice <U+202E>fdp.exe<U+202C> from CEO'],
+    ['Look: \u202eevil\u202c', 'Look: <U+202E>evil<U+202C>'],
+    ['\u202a\u202b\u202d embeddings', '<U+202A><U+202B><U+202D> embeddings'],
+    ['ls \u2066\u2067\u2068x\u2069', 'ls <U+2066><U+2067><U+2068>x<U+2069>'],
+    ['pay\u200bpal\u200c\u200d\u200e\u200f', 'pay<U+200B>pal<U+200C><U+200D><U+200E><U+200F>'],
+    ['\ufeffbom\u2060join\u061c', '<U+FEFF>bom<U+2060>join<U+061C>'],
+  ])('%j', (input, want) => {
+    expect(visibleText(input)).toBe(want)
+  })
+  it.each(['plain subject', 'Re: 2026 报告', 'שלום עולם', 'مرحبا', 'emoji 👍🏽 and é', ''])('keeps %j', (s) => {
+    expect(visibleText(s)).toBe(s)
+  })
+  it('takes a missing text as empty', () => {
+    expect(visibleText(undefined)).toBe('')
+    expect(visibleText(null)).toBe('')
+  })
+  it('isolatedText wraps the shown text in one first-strong isolate', () => {
+    expect(isolatedText('a\u202eb')).toBe('\u2068a<U+202E>b\u2069')
   })
 })

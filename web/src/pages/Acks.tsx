@@ -2,9 +2,10 @@ import { useState } from 'react'
 import { api, list } from '../api/client'
 import type { AckWaiting } from '../api/types'
 import { ImportanceBadge } from '../components/Coordination'
-import { Button, ErrorBox, Spinner } from '../components/ui'
+import { Button, ErrorBox, Spinner, UserText } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
+import { isolatedText } from '../lib/text'
 import { useAsync } from '../lib/hooks'
 import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
@@ -79,13 +80,13 @@ function AckItem({ w, onChanged }: { w: AckWaiting; onChanged: () => void }) {
     >
       <div className="flex flex-wrap items-baseline gap-2 text-sm">
         <ImportanceBadge importance={w.importance} />
-        <span className="font-semibold text-slate-900">{w.subject}</span>
+        <UserText className="font-semibold text-slate-900" text={w.subject} />
         <span className="font-mono text-xs text-slate-500">{w.session_alias}</span>
         <span className="ml-auto text-xs text-slate-600">{t('acks.due', { when: formatFull(w.due_at, locale) })}</span>
         {w.overdue && <span className="rounded bg-red-100 px-1.5 text-xs font-semibold text-red-800">{t('ack.overdue')}</span>}
       </div>
       <p className="mt-1 text-sm text-slate-700">
-        {w.role === 'sender' ? t('acks.youSent', { names: list(w.pending).join(', ') }) : t('acks.youOwe', { name: w.from_name })}
+        {w.role === 'sender' ? t('acks.youSent', { names: isolatedText(list(w.pending).join(', ')) }) : t('acks.youOwe', { name: isolatedText(w.from_name) })}
       </p>
       <div className="mt-2 flex gap-2">
         {w.role === 'recipient' && (

@@ -1,7 +1,7 @@
 import { api, list } from '../api/client'
 import type { Agent } from '../api/types'
 import { BudgetBadge } from '../components/Budget'
-import { Button, ErrorBox, Icon, Spinner } from '../components/ui'
+import { Button, ErrorBox, Icon, Spinner, UserText } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull, formatWhen } from '../lib/format'
 import { useAsync } from '../lib/hooks'
@@ -134,7 +134,7 @@ export function AgentPage({ name }: { name: string }) {
                 <ul className="text-sm">
                   {list(a.models).map((m) => (
                     <li key={`${m.provider}/${m.model}`} className="font-mono text-xs">
-                      {m.provider}/{m.model} {m.display_name && <span className="font-sans text-slate-500">({m.display_name})</span>}
+                      {m.provider}/{m.model} {m.display_name && <span className="font-sans text-slate-500">(<UserText text={m.display_name} />)</span>}
                     </li>
                   ))}
                 </ul>
@@ -196,7 +196,7 @@ export function AgentPage({ name }: { name: string }) {
               <ul className="text-xs">
                 {list(a.platform_sessions).map((p) => (
                   <li key={p.platform_id} className="font-mono">
-                    {p.slug} — {p.workspace} {p.title && <span className="font-sans text-slate-500">({p.title})</span>}
+                    {p.slug} — <UserText text={p.workspace} /> {p.title && <span className="font-sans text-slate-500">(<UserText text={p.title} />)</span>}
                   </li>
                 ))}
               </ul>

@@ -6,7 +6,8 @@ import { DelegationList, OriginLink } from '../components/Delegation'
 import { Markdown } from '../components/Markdown'
 import { PermissionCard, type Decision } from '../components/Permission'
 import { AckBox, ImportanceBadge, mailFrame } from '../components/Coordination'
-import { Button, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
+import { Button, ErrorBox, Icon, IconButton, Spinner, UserText, inputClass } from '../components/ui'
+import { visibleText } from '../lib/text'
 import { useI18n, type Translate } from '../i18n'
 import { exportFileName, sessionMarkdown } from '../lib/exportmd'
 import { formatBytes, formatDuration, formatFull } from '../lib/format'
@@ -202,7 +203,7 @@ export function Conversation({
   }
 
   return (
-    <article className="flex h-full min-h-0 flex-col" aria-label={s.subject || t('list.noSubject')} data-testid="conversation" data-session-id={s.session_id}>
+    <article className="flex h-full min-h-0 flex-col" aria-label={visibleText(s.subject) || t('list.noSubject')} data-testid="conversation" data-session-id={s.session_id}>
       <header className="flex flex-col gap-1 border-b border-slate-200 px-3 py-2 md:px-5">
         <div className="flex items-center gap-2">
           {narrow && (
@@ -211,7 +212,7 @@ export function Conversation({
             </IconButton>
           )}
           <h2 className="min-w-0 flex-1 truncate text-lg font-semibold text-slate-900" data-testid="conv-subject">
-            {s.subject || t('list.noSubject')}
+            {s.subject ? <UserText text={s.subject} /> : t('list.noSubject')}
           </h2>
           <div className="relative">
             <BudgetBadge max={s.budget_max} used={s.used_rounds} onClick={() => setEditBudget((v) => !v)} expanded={editBudget} />
@@ -260,13 +261,13 @@ export function Conversation({
             <span className="inline-flex items-center gap-1" title={t('conv.workspace')}>
               <Icon name="folder" className="h-3.5 w-3.5" />
               <span className="sr-only">{t('conv.workspace')}</span>
-              <span className="font-mono">{s.workspace}</span>
+              <UserText className="font-mono" text={s.workspace} />
             </span>
           )}
           <span className="inline-flex items-center gap-1" title={t('conv.participants')}>
             <Icon name="people" className="h-3.5 w-3.5" />
             <span className="sr-only">{t('conv.participants')}</span>
-            {list(s.participants).join(', ')}
+            <UserText text={list(s.participants).join(', ')} />
           </span>
           <OriginLink session={s} onOpen={openSession} />
         </div>
@@ -284,6 +285,7 @@ export function Conversation({
               <li key={m.mail_id} id={`mail-${m.mail_id}`}>
                 <MailItem
                   m={m}
+                  title={s.subject}
                   focused={m.mail_id === focusMail}
                   locale={locale}
                   activePermission={m.mail_id === firstPending}
@@ -329,8 +331,29 @@ export function kindLabel(m: Mail, t: Translate): string | null {
   return null
 }
 
+/**
+ * ownSubject is the subject a mail of a conversation shows under its
+ * sender, or null when it says nothing new: when it is the conversation's
+ * title, or the title with reply and forward prefixes ("Re:", "Fwd:")
+ * before it. A later mail sent to a bare name with a new subject lands in
+ * the same conversation; its subject is shown, never hidden by the first
+ * mail's. Spaces and letter case do not count.
+ */
+export function ownSubject(subject: string | null | undefined, title: string | null | undefined): string | null {
+  const norm = (x: string | null | undefined) =>
+    (x ?? '')
+      .trim()
+      .replace(/^(?:(?:re|fwd?|aw|wg|回复|转发)\s*[:：]\s*)+/i, '')
+      .replace(/\s+/g, ' ')
+      .toLowerCase()
+  const own = norm(subject)
+  if (own === '' || own === norm(title)) return null
+  return (subject ?? '').trim()
+}
+
 function MailItem({
   m,
+  title,
   focused,
   locale,
   activePermission,
@@ -338,6 +361,7 @@ function MailItem({
   onDecided,
 }: {
   m: Mail
+  title: string
   focused: boolean
   locale: string
   activePermission: boolean
@@ -350,6 +374,7 @@ function MailItem({
   const cc = list(m.recipients).filter((r) => r.role === 'cc')
   const label = kindLabel(m, t)
   const failure = m.mail_type === 'failure_report'
+  const subject = ownSubject(m.subject, title)
   return (
     <div
       className={`rounded-lg border bg-white p-3 shadow-sm ${focused ? 'ring-2 ring-blue-400' : ''} ${failure ? 'border-red-300' : mailFrame(m) || 'border-slate-200'}`}
@@ -360,7 +385,7 @@ function MailItem({
     >
       <header className="mb-2 flex flex-wrap items-baseline gap-x-2 gap-y-0.5 text-sm">
         <ImportanceBadge importance={m.importance} />
-        <span className="font-semibold text-slate-900">{m.from_name}</span>
+        <UserText className="font-semibold text-slate-900" text={m.from_name} />
         <span className="font-mono text-xs text-slate-500">{m.from_address}</span>
         {label && <span className={`rounded px-1.5 text-[11px] font-medium ${failure ? 'bg-red-100 text-red-800' : 'bg-slate-100 text-slate-700'}`}>{label}</span>}
         <time className="ml-auto text-xs text-slate-500" dateTime={m.created_at} title={formatFull(m.created_at, locale)}>
@@ -378,6 +403,12 @@ function MailItem({
             </span>
           )}
         </div>
+        {subject && (
+          <div className="basis-full text-sm text-slate-800" data-testid="mail-subject">
+            <span className="text-xs text-slate-500">{t('conv.subject')}: </span>
+            <UserText className="font-medium" text={subject} />
+          </div>
+        )}
       </header>
       {m.permission ? (
         <PermissionCard permission={m.permission} body={m.body} active={activePermission} register={activePermission ? registerDecide : undefined} onDecided={onDecided} />
@@ -395,11 +426,11 @@ function MailItem({
                   href={api.attachmentUrl(a.attachment_id)}
                   download={a.filename}
                   className="inline-flex items-center gap-1 rounded-md border border-slate-300 px-2 py-1 text-xs text-blue-700 hover:bg-slate-50"
-                  aria-label={t('conv.download', { name: a.filename })}
+                  aria-label={t('conv.download', { name: visibleText(a.filename) })}
                   data-testid="attachment-link"
                 >
                   <Icon name="download" className="h-3.5 w-3.5" />
-                  {a.filename}
+                  <UserText text={a.filename} />
                   <span className="text-slate-500">{formatBytes(a.size)}</span>
                 </a>
               </li>

@@ -2,7 +2,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { api, list } from '../api/client'
 import type { Mail, Session } from '../api/types'
 import { BudgetBadge } from '../components/Budget'
-import { Count, ErrorBox, Icon, IconButton, Spinner, inputClass } from '../components/ui'
+import { Count, ErrorBox, Icon, IconButton, Spinner, UserText, inputClass } from '../components/ui'
+import { visibleText } from '../lib/text'
 import { useI18n } from '../i18n'
 import { formatWhen } from '../lib/format'
 import { reveal, useAsync, useIsNarrow, useNextFrame } from '../lib/hooks'
@@ -379,12 +380,12 @@ export function SessionRow({ s, me, selected, current, onOpen, locale, importanc
   return (
     <button type="button" className={`${rowClass(selected, current)} flex items-center gap-3 px-3 py-2.5`} onClick={onOpen} data-testid="session-row" data-session-id={s.session_id} data-unread={unread} data-failed={failed} aria-current={current ? 'true' : undefined}>
       <span className="flex h-9 w-9 shrink-0 items-center justify-center rounded-full bg-slate-200 text-sm font-semibold uppercase text-slate-700" aria-hidden="true">
-        {who.slice(0, 1)}
+        {visibleText(who).slice(0, 1)}
       </span>
       <span className="flex min-w-0 flex-1 flex-col">
         <span className="flex items-baseline gap-2">
           <span className={`shrink-0 truncate text-sm ${unread ? 'font-bold text-slate-900' : 'text-slate-800'}`} data-testid="row-who">
-            {who}
+            <UserText text={who} />
           </span>
           <span className="min-w-0 truncate font-mono text-[11px] text-slate-500" data-testid="row-address">
             {sessionAddress(s)}
@@ -396,8 +397,8 @@ export function SessionRow({ s, me, selected, current, onOpen, locale, importanc
         </span>
         <span className="flex items-center gap-2">
           <span className="min-w-0 flex-1 truncate text-xs" data-testid="row-subject">
-            <span className={unread ? 'font-semibold text-slate-900' : 'text-slate-700'}>{s.subject || t('list.noSubject')}</span>
-            {s.last_snippet && <span className="text-slate-500"> — {s.last_snippet}</span>}
+            <span className={unread ? 'font-semibold text-slate-900' : 'text-slate-700'}>{s.subject ? <UserText text={s.subject} /> : t('list.noSubject')}</span>
+            {s.last_snippet && <span className="text-slate-500"> — <UserText text={s.last_snippet} /></span>}
           </span>
           {s.pending_permissions > 0 && <Count n={s.pending_permissions} tone="amber" label={t('list.waiting', { count: s.pending_permissions })} />}
           {unread && <Count n={s.unread} label={t('list.unread', { count: s.unread })} />}
@@ -417,12 +418,12 @@ export function SessionCard({ s, me, selected, current, onOpen, locale, importan
       <span className="flex items-center gap-2">
         {failed && <FailedBadge />}
         <ImportanceBadge importance={importance} />
-        <span className={`truncate text-sm ${unread ? 'font-bold text-slate-900' : 'font-medium text-slate-800'}`}>{s.subject || t('list.noSubject')}</span>
+        <span className={`truncate text-sm ${unread ? 'font-bold text-slate-900' : 'font-medium text-slate-800'}`}>{s.subject ? <UserText text={s.subject} /> : t('list.noSubject')}</span>
         <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(s.last_activity, locale)}</span>
       </span>
       <span className="line-clamp-2 text-xs text-slate-600">
-        {s.last_from && <span className="font-medium text-slate-700">{s.last_from === me ? t('list.you') : s.last_from}: </span>}
-        {s.last_snippet}
+        {s.last_from && <span className="font-medium text-slate-700">{s.last_from === me ? t('list.you') : <UserText text={s.last_from} />}: </span>}
+        <UserText text={s.last_snippet} />
       </span>
       <span className="flex flex-wrap items-center gap-2 pt-1">
         <span className="truncate font-mono text-[11px] text-slate-500">{sessionAddress(s)}</span>
@@ -449,8 +450,8 @@ function SentRow({ m, cards, selected, onOpen, locale }: { m: Mail; cards: boole
         <span className="truncate text-sm text-slate-800">{t('list.to', { to })}</span>
         <span className="ml-auto shrink-0 text-xs text-slate-500">{formatWhen(m.created_at, locale)}</span>
       </span>
-      <span className="truncate text-sm font-medium text-slate-900">{m.subject || t('list.noSubject')}</span>
-      {cards && <span className="line-clamp-2 text-xs text-slate-600">{m.body.slice(0, 200)}</span>}
+      <span className="truncate text-sm font-medium text-slate-900">{m.subject ? <UserText text={m.subject} /> : t('list.noSubject')}</span>
+      {cards && <span className="line-clamp-2 text-xs text-slate-600"><UserText text={m.body.slice(0, 200)} /></span>}
     </button>
   )
 }

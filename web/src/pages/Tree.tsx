@@ -2,7 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react
 import { api, list } from '../api/client'
 import type { Session, Tree, TreeNode } from '../api/types'
 import { DelegationList, OriginLink } from '../components/Delegation'
-import { Button, ErrorBox, Spinner } from '../components/ui'
+import { Button, ErrorBox, Spinner, UserText } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 
@@ -134,12 +134,12 @@ export function TreeView({ mailId, onOpen, session, onOpenSession }: {
               >
                 <span className="flex items-baseline gap-2">
                   {failed && <span className="shrink-0 rounded bg-red-600 px-1.5 text-[10px] font-semibold text-white">{t('list.failed')}</span>}
-                  <span className="font-medium text-slate-900">{n.from_name}</span>
+                  <UserText className="font-medium text-slate-900" text={n.from_name} />
                   {isFocus && <span className="rounded bg-blue-600 px-1 text-[10px] text-white">{t('tree.current')}</span>}
-                  <span className="truncate text-xs text-slate-500">{n.subject}</span>
+                  <UserText className="truncate text-xs text-slate-500" text={n.subject} />
                   <span className="ml-auto shrink-0 text-xs text-slate-500">{formatFull(n.created_at, locale)}</span>
                 </span>
-                <span className="line-clamp-2 text-xs text-slate-600">{n.snippet}</span>
+                <span className="line-clamp-2 text-xs text-slate-600"><UserText text={n.snippet} /></span>
                 {n.session_alias && <span className="font-mono text-[11px] text-slate-400">{t('tree.otherSession', { alias: n.session_alias })}</span>}
               </button>
             </li>

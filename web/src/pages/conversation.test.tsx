@@ -3,7 +3,7 @@
 // must not run once the page is gone.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Mail, Session } from '../api/types'
-import { Conversation } from './Conversation'
+import { Conversation, ownSubject } from './Conversation'
 import { fakeApp, mount, type Mounted } from '../test-utils'
 import { I18nProvider } from '../i18n'
 import { save } from '../lib/storage'
@@ -150,5 +150,24 @@ describe('the conversation page shows the delegation chain', () => {
     m = await openWith(session)
     expect(m.host.querySelector('[data-testid="delegations"]')).toBeNull()
     expect(m.host.querySelector('[data-testid="deleg-origin"]')).toBeNull()
+  })
+})
+
+describe('a mail of a conversation shows its own subject', () => {
+  it.each([
+    ['Build', 'Build'],
+    ['Re: Build', 'Build'],
+    ['RE: Fwd: build ', 'Build'],
+    ['回复：Build', 'Build'],
+    ['', 'Build'],
+  ])('not when %j only repeats the title %j', (subject, title) => {
+    expect(ownSubject(subject, title)).toBeNull()
+  })
+  it.each([
+    ['Deploy now', 'Build', 'Deploy now'],
+    ['Re: Deploy', 'Build', 'Re: Deploy'],
+    [' Anything ', '', 'Anything'],
+  ])('when %j differs from the title %j', (subject, title, want) => {
+    expect(ownSubject(subject, title)).toBe(want)
   })
 })
