@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -25,37 +26,58 @@ var rootCmd = &cobra.Command{
 	SilenceErrors: true,
 }
 
-// buildVersion answers the binary's version for --version: the module
-// version of a `go install …@vX` build, else the VCS revision (with
-// "+changes" for a modified tree) and its time, else "devel".
+// buildVersion answers the binary's version for --version and the
+// bridge's heartbeat (bridge_version, the same text): the module version
+// of a `go install …@vX` build (a tagged version), else versionOfSettings
+// of the VCS stamp.
 func buildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "devel"
+		return versionOfSettings(nil)
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	// A build in a checkout is "(devel)", or (Go 1.24 on) the pseudo-version
+	// v0.0.0-<time>-<revision>[+dirty]: both are named by the VCS stamp.
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !strings.HasPrefix(v, "v0.0.0-") {
 		return v
 	}
-	var rev, at, modified string
-	for _, s := range bi.Settings {
+	return versionOfSettings(bi.Settings)
+}
+
+// versionOfSettings names a development build by its VCS stamp: "devel",
+// the revision's first 7 hex digits, its commit time to the minute (UTC)
+// and "(modified)" for a tree with uncommitted changes, e.g.
+// "devel 304a166 2026-12-02T13:00Z (modified)". A build without a stamp
+// (-buildvcs=false, a git worktree, or no git checkout) says so.
+func versionOfSettings(settings []debug.BuildSetting) string {
+	var rev, at string
+	modified := false
+	for _, s := range settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.time":
 			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+changes"
+			if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+				at = t.UTC().Format("2006-01-02T15:04Z")
 			}
+		case "vcs.modified":
+			modified = s.Value == "true"
 		}
 	}
 	if rev == "" {
-		return "devel"
+		return "devel (no revision recorded in this build)"
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
+	if len(rev) > 7 {
+		rev = rev[:7]
 	}
-	return strings.TrimSpace("devel " + rev + modified + " " + at)
+	v := "devel " + rev
+	if at != "" {
+		v += " " + at
+	}
+	if modified {
+		v += " (modified)"
+	}
+	return v
 }
 
 func main() {
