@@ -233,6 +233,8 @@ var zhText = map[string]string{
 	"login: the gateway URL and the username must not be empty":                                                                             "login：网关地址和用户名不能为空",
 	"login: the gateway created key %s but returned no token":                                                                               "login：网关创建了密钥 %s，却没有返回令牌",
 	"send: the body read from stdin is empty, so nothing was sent; write the body with --body, or pipe something into the command":          "send：从标准输入读到的正文是空的，所以什么也没有发送；请用 --body 写正文，或把内容通过管道传给命令",
+	"inbox: --importance %q: use low, normal, high or urgent, comma-separated":                                                              "inbox：--importance %q 无效：请用 low、normal、high 或 urgent，以逗号分隔",
+	"inbox: --sort %q: use date or importance":                                                                                              "inbox：--sort %q 无效：请用 date 或 importance",
 	"send: --importance %q: use low, normal, high or urgent":                                                                                "send：--importance %q 无效：请用 low、normal、high 或 urgent",
 	"send: --ack-within %d: give the minutes as 1 to %d (leave it out for 24 hours)":                                                        "send：--ack-within %d 无效：请给出 1 到 %d 之间的分钟数（不写则为 24 小时）",
 	"send: --alias %q: an alias cannot hold '.', '@', '/' or '\\'; use letters, digits and '-'":                                             "send：--alias %q 无效：别名不能包含“.”“@”“/”或“\\”；请用字母、数字和“-”",

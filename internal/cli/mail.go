@@ -215,6 +215,16 @@ func NewInboxCommand(env *Env) *cobra.Command {
 			if limit < 0 {
 				return usageErr("inbox: --limit must be positive")
 			}
+			for _, level := range strings.Split(importance, ",") {
+				switch strings.TrimSpace(level) {
+				case "", client.ImportanceLow, client.ImportanceNormal, client.ImportanceHigh, client.ImportanceUrgent:
+				default:
+					return usageErr("inbox: --importance %q: use low, normal, high or urgent, comma-separated", level)
+				}
+			}
+			if sortBy != "" && sortBy != "date" && sortBy != "importance" {
+				return usageErr("inbox: --sort %q: use date or importance", sortBy)
+			}
 			c, _, err := env.newClient()
 			if err != nil {
 				return err

@@ -9,7 +9,8 @@ import (
 // Every send option value the gateway could not use as given is a usage
 // error (exit 2) and nothing is sent: --ack-within 0 (it became the 24 h
 // default), an unknown --importance (it exited 1 from the gateway's
-// answer), an --alias that would be rewritten or dropped, and an empty body
+// answer; inbox --importance and --sort alike), an --alias that would be
+// rewritten or dropped, and an empty body
 // from stdin. An --alias that is not used is said on stderr.
 func TestSendRefusesUnusableOptions(t *testing.T) {
 	gw := startGateway(t, t.TempDir())
@@ -45,6 +46,12 @@ func TestSendRefusesUnusableOptions(t *testing.T) {
 			t.Errorf("send with the stdin %q: exit %d, %q", stdin, r.code, r.stderr)
 		}
 	}
+	for _, bad := range [][]string{{"--importance", "high,weird"}, {"--sort", "size"}} {
+		if r := runCLI(t, home, "", append([]string{"inbox"}, bad...)...); r.code != 2 || !strings.Contains(r.stderr, bad[0]+" \"") {
+			t.Errorf("inbox %s: exit %d, %q; want exit 2", strings.Join(bad, " "), r.code, r.stderr)
+		}
+	}
+	mustCLI(t, home, "", "inbox", "--importance", "high, urgent", "--sort", "importance")
 	if r := mustCLI(t, home, "", "inbox", "--all", "--json"); strings.Contains(r.stdout, "refused option") {
 		t.Fatalf("a refused send was sent after all:\n%s", r.stdout)
 	}
