@@ -173,8 +173,8 @@ func testCapsUploads(t *testing.T, e *peopleAndAgents) {
 	}
 	_, err = e.carol.MeUploadAttachment(ctx, "b.bin", bytes.NewReader(make([]byte, 2000)))
 	ae := wantStatus(t, err, http.StatusRequestEntityTooLarge, "attachment_quota_exceeded")
-	if !strings.Contains(ae.Body.Error, fmt.Sprint(capsQuota)) || ae.Body.Suggestion == "" {
-		t.Fatalf("the 413 should name the quota and say what to do: %+v", ae.Body)
+	if quota := fmt.Sprintf("the quota is %d KiB", capsQuota/1024); !strings.Contains(ae.Body.Error, quota) || ae.Body.Suggestion == "" {
+		t.Fatalf("the 413 should name the quota (%q, in the unit of the sizes beside it) and say what to do: %+v", quota, ae.Body)
 	}
 	a2, err := e.carol.MeUploadAttachment(ctx, "c.bin", bytes.NewReader(make([]byte, capsQuota-3000)))
 	if err != nil {

@@ -376,6 +376,7 @@ func TestPrismValidatesEveryOperation(t *testing.T) {
 	p.do(prismReq{op: "PUT " + v + "/runs/{run_id}", token: bot, path: v + "/runs/run-1", body: `{"session_id":"` + sid + `","state":"running"}`, want: 200})
 	p.do(prismReq{op: "PUT " + v + "/runs/{run_id}", token: bot, path: v + "/runs/run-2", body: `{"session_id":"no-such-session","state":"running"}`, want: 404})
 	p.do(prismReq{op: "GET " + v + "/sessions/{id}/runs", token: bot, path: v + "/sessions/" + sid + "/runs", want: 200})
+	p.do(prismReq{op: "GET " + v + "/runs", token: bot, path: v + "/runs", want: 200})
 	p.do(prismReq{op: "GET " + v + "/me/runs", token: alice, path: v + "/me/runs", want: 200})
 	p.do(prismReq{op: "GET " + v + "/me/runs", token: alice, path: v + "/me/runs?all=true", want: 200})
 	p.do(prismReq{op: "POST " + v + "/me/runs/{run_id}/stop", token: alice, path: v + "/me/runs/run-1/stop", want: 202})
