@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -480,46 +481,45 @@ func TestDeliveredSetIsBounded(t *testing.T) {
 // --- N-12: the shared core depends on no platform
 
 func TestCoreImportsNoPlatformPackage(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	for f, p := range nonTestImports(t, "*.go") {
+		if !strings.Contains(p, ".") {
+			continue // standard library
 		}
-		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range af.Imports {
-			p := strings.Trim(imp.Path.Value, `"`)
-			if !strings.Contains(p, ".") {
-				continue // standard library
-			}
-			if p != "github.com/agentmail/agentmail/client" && p != "github.com/google/uuid" && p != modelTextPackage {
-				t.Errorf("%s imports %s: the core may use only the public client (N-12)", f, p)
-			}
+		if p != "github.com/agentmail/agentmail/client" && p != "github.com/google/uuid" && p != modelTextPackage {
+			t.Errorf("%s imports %s: the core may use only the public client (N-12)", f, p)
 		}
 	}
 	// The one internal package the core may use renders others' text for a
 	// model; it must stay free of every other package of the project.
-	textFiles, err := filepath.Glob("../modeltext/*.go")
-	if err != nil || len(textFiles) == 0 {
-		t.Fatalf("no files of %s found (%v)", modelTextPackage, err)
+	for f, p := range nonTestImports(t, "../modeltext/*.go") {
+		if strings.HasPrefix(p, "github.com/agentmail/agentmail/") {
+			t.Errorf("%s imports %s: %s must depend on no package of the project, since the core uses it (N-12)", f, p, modelTextPackage)
+		}
 	}
-	for _, f := range textFiles {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range af.Imports {
-			if p := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(p, "github.com/agentmail/agentmail/") {
-				t.Errorf("%s imports %s: %s must depend on no package of the project, since the core uses it (N-12)", f, p, modelTextPackage)
+}
+
+// nonTestImports yields (file, import path) for every import of the non-test
+// Go files matching pattern; no such file fails the test.
+func nonTestImports(t *testing.T, pattern string) iter.Seq2[string, string] {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files match %s (%v)", pattern, err)
+	}
+	fset := token.NewFileSet()
+	return func(yield func(string, string) bool) {
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range af.Imports {
+				if !yield(f, strings.Trim(imp.Path.Value, `"`)) {
+					return
+				}
 			}
 		}
 	}
