@@ -182,6 +182,11 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 			return err
 		}
 	}
+	if a, ok := adapter.(interface{ FindCommand() (string, error) }); ok { // --platform acp
+		if _, err := a.FindCommand(); err != nil {
+			return err
+		}
+	}
 	home, _ := os.UserHomeDir()
 	key, source, err := bridge.ResolveAgentKey(settings.AgentKey, home)
 	if err != nil {

@@ -138,6 +138,21 @@ type Options struct {
 	IdleTimeout time.Duration
 }
 
+// FindCommand answers the path of the agent command's executable (the first
+// word of Options.Command, looked up in PATH), or an error naming the command
+// when there is none: the bridge calls it before it makes or prints a key.
+func (a *Adapter) FindCommand() (string, error) {
+	if len(a.opts.Command) == 0 {
+		_, err := ParseCommand("")
+		return "", err
+	}
+	bin, err := exec.LookPath(a.opts.Command[0])
+	if err != nil {
+		return "", fmt.Errorf("acp: the agent command %q is not an executable: %w; install it or give its full path in --acp-command", a.opts.Command[0], err)
+	}
+	return bin, nil
+}
+
 // ParseCommand splits an operator's command line into argv with shell quoting rules
 // (no expansion). Errors: an empty line or unbalanced quotes.
 func ParseCommand(line string) ([]string, error) {
@@ -240,13 +255,9 @@ func (a *Adapter) Capabilities() bridge.Capabilities {
 // found, an agent that does not answer initialize within StartTimeout or speaks another
 // protocol version.
 func (a *Adapter) Start(ctx context.Context, env bridge.Env) error {
-	if len(a.opts.Command) == 0 {
-		_, err := ParseCommand("")
-		return err
-	}
-	bin, err := exec.LookPath(a.opts.Command[0])
+	bin, err := a.FindCommand()
 	if err != nil {
-		return fmt.Errorf("acp: the agent command %q is not an executable: %w", a.opts.Command[0], err)
+		return err
 	}
 	if env.Log == nil {
 		env.Log = func(string, ...any) {}
