@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/pathwalk"
 )
 
 // The archive written by `agentmail export` (issue 21 item 5):
@@ -302,49 +303,20 @@ func resolveExportRoot(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	vol := filepath.VolumeName(abs)
-	split := func(p string) []string { return strings.Split(p, string(filepath.Separator)) }
-	resolved := vol + string(filepath.Separator)
-	pending := split(abs[len(vol):])
-	for hops := 0; len(pending) > 0; {
-		name := pending[0]
-		pending = pending[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, name)
-		fi, err := os.Lstat(next)
-		if errors.Is(err, os.ErrNotExist) {
-			return filepath.Join(append([]string{next}, pending...)...), nil
-		} else if err != nil {
-			return "", err
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
+	resolved, err := pathwalk.Resolve(abs, maxExportLinks, func(link string, fi os.FileInfo) error {
 		if linkOfAnotherUser(fi) {
-			return "", usageErr("export: %s is reached through %s, a link that belongs to another user of this machine, who could point it elsewhere; export into a directory of your own", dir, next)
+			return usageErr("export: %s is reached through %s, a link that belongs to another user of this machine, who could point it elsewhere; export into a directory of your own", dir, link)
 		}
-		if hops++; hops > 40 {
-			return "", usageErr("export: too many links on the way to %s", dir)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		if filepath.IsAbs(target) {
-			tv := filepath.VolumeName(target)
-			resolved, target = tv+string(filepath.Separator), target[len(tv):]
-		}
-		pending = append(split(target), pending...)
+		return nil
+	})
+	if errors.Is(err, pathwalk.ErrTooManyLinks) {
+		return "", usageErr("export: too many links on the way to %s", dir)
 	}
-	return resolved, nil
+	return resolved, err
 }
+
+// maxExportLinks bounds the links resolveExportRoot follows.
+const maxExportLinks = 40
 
 // ensureOwnDir makes dir for the caller alone (mode 700, missing parents
 // too) or, when it is there, checks that it is a directory of the caller's

@@ -3,10 +3,10 @@ package mcptools
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentmail/agentmail/internal/pathwalk"
 )
 
 // maxSymlinkHops bounds how many symbolic links ResolvePath follows for one
@@ -34,45 +34,14 @@ func ResolvePath(base, p string) (string, error) {
 		}
 		p = base + string(filepath.Separator) + p
 	}
-	resolved := string(filepath.Separator)
-	queue := splitPath(p)
-	hops := 0
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, c)
-		fi, err := os.Lstat(next)
-		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			hops++
-			if hops > maxSymlinkHops {
-				return "", fmt.Errorf("path %q: more than %d symbolic links (a loop?)", p, maxSymlinkHops)
-			}
-			target, err := os.Readlink(next)
-			if err != nil {
-				return "", fmt.Errorf("path %q: read symbolic link %s: %w", p, next, err)
-			}
-			if filepath.IsAbs(target) {
-				resolved = string(filepath.Separator)
-			}
-			queue = append(splitPath(target), queue...)
-			continue
-		}
-		// An existing non-link, or a component that does not exist (yet):
-		// either way it stands for itself.
-		resolved = next
+	resolved, err := pathwalk.Resolve(p, maxSymlinkHops, nil)
+	if errors.Is(err, pathwalk.ErrTooManyLinks) {
+		return "", fmt.Errorf("path %q: more than %d symbolic links (a loop?)", p, maxSymlinkHops)
+	}
+	if err != nil {
+		return "", fmt.Errorf("path %q: read symbolic link: %w", p, err)
 	}
 	return resolved, nil
-}
-
-func splitPath(p string) []string {
-	return strings.Split(filepath.ToSlash(p), "/")
 }
 
 // ProtectedPaths is the list of resolved absolute path prefixes that no
