@@ -161,8 +161,15 @@ func (d Doc) TSVector() string {
 // pgFacet turns a facet token into its PostgreSQL lexeme.
 func pgFacet(f string) string { return f[:1] + ":" + f[1:] }
 
+// lexemeEscaper doubles a tsvector lexeme's backslashes and quotes; one
+// shared Replacer, as building one per lexeme cost more than the escaping.
+var lexemeEscaper = strings.NewReplacer(`\`, `\\`, `'`, `''`)
+
 func quoteLexeme(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
+	if !strings.ContainsAny(s, `\'`) {
+		return "'" + s + "'"
+	}
+	return "'" + lexemeEscaper.Replace(s) + "'"
 }
 
 // Tier is a match expression in a database's own language: FTS is the

@@ -60,7 +60,7 @@ func Snippet(q Query, text string, maxRunes int) []Span {
 	}
 	out := spans(text, ranges, start, end)
 	for i := range out {
-		out[i].Text = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(out[i].Text)
+		out[i].Text = lineBreaksToSpaces.Replace(out[i].Text)
 	}
 	if start > 0 {
 		out = append([]Span{{Text: "…"}}, out...)
@@ -122,3 +122,7 @@ func spans(text string, ranges [][2]int, start, end int) []Span {
 	}
 	return out
 }
+
+// lineBreaksToSpaces turns a snippet's line breaks and tabs into single
+// spaces, so that a snippet stays one line.
+var lineBreaksToSpaces = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
