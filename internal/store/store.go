@@ -369,8 +369,10 @@ func (s *Store) Read() *Q { return &Q{db: s.reader, d: s.dialect, stmts: s.rstmt
 // durable. On PostgreSQL the transaction holds the replicas' write lock
 // exclusively: it runs alone among the writes of every replica, so any
 // read-then-write rule of fn holds without more. fn may run more than once
-// (a transaction PostgreSQL aborts as a deadlock is run again): it must not
-// accumulate results outside the transaction (assign them, do not append).
+// (a transaction PostgreSQL aborts as a deadlock is run again; a SQLite
+// batch in which another request failed runs again with savepoints): it
+// must not accumulate results outside the transaction (assign them, do not
+// append).
 func (s *Store) Write(ctx context.Context, fn func(q *Q) error) error {
 	return s.groupWrite(ctx, fn, false)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -236,5 +237,105 @@ func TestSQLiteSynchronousIsFullByDefault(t *testing.T) {
 	}
 	if _, err := Open(ctx, Options{DataDir: t.TempDir(), Synchronous: "off"}); err == nil || !strings.Contains(err.Error(), "AGENTMAIL_SQLITE_SYNCHRONOUS") {
 		t.Errorf("Synchronous off: %v, want a refusal naming AGENTMAIL_SQLITE_SYNCHRONOUS", err)
+	}
+}
+
+// batchOfWrites runs n writes so that most share one batch: the first
+// holds the writer until the others have been started, then all finish.
+// fn(i) is the i-th write's function; it answers each write's error.
+func batchOfWrites(t *testing.T, st *Store, n int, fn func(i int, q *Q) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	gate := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- st.Write(ctx, func(q *Q) error { <-gate; return nil })
+	}()
+	errs := make([]error, n)
+	var started, wg sync.WaitGroup
+	started.Add(n)
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			defer wg.Done()
+			started.Done()
+			errs[i] = st.Write(ctx, func(q *Q) error { return fn(i, q) })
+		}(i)
+	}
+	started.Wait()
+	close(gate)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	return errs
+}
+
+// A SQLite batch in which every request succeeds runs without a
+// savepoint per request; one in which a request fails runs again with
+// savepoints and keeps every other request's outcome.
+func TestSQLiteBatchUsesSavepointsOnlyWhenARequestFails(t *testing.T) {
+	st := openTemp(t)
+	if st.dialect.Name() != "sqlite" {
+		t.Skip("SQLite's batches")
+	}
+	ctx := context.Background()
+	count := func(stats *StatementStats, query string) int {
+		for _, s := range stats.Top() {
+			if s.Query == query {
+				return s.Count
+			}
+		}
+		return 0
+	}
+	const n = 60
+	batched := false
+	for round := 0; round < 5 && !batched; round++ {
+		stats := TraceStatements()
+		errs := batchOfWrites(t, st, n, func(i int, q *Q) error {
+			_, err := q.ClaimName(ctx, fmt.Sprintf("ok%d-%d", round, i), KindPerson, time.Now())
+			return err
+		})
+		StopTracingStatements()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sp := count(stats, "SAVEPOINT w"); sp != 0 {
+			t.Fatalf("%d savepoints in batches where nothing failed", sp)
+		}
+		batched = count(stats, "COMMIT") < n // some writes shared a commit
+	}
+	if !batched {
+		t.Skip("no two writes shared a batch in five rounds")
+	}
+
+	boom := errors.New("boom")
+	stats := TraceStatements()
+	errs := batchOfWrites(t, st, n, func(i int, q *Q) error {
+		if _, err := q.ClaimName(ctx, fmt.Sprintf("mixed%d", i), KindPerson, time.Now()); err != nil {
+			return err
+		}
+		if i%10 == 3 {
+			return boom
+		}
+		return nil
+	})
+	StopTracingStatements()
+	for i, err := range errs {
+		_, found := st.Read().NameKind(ctx, fmt.Sprintf("mixed%d", i))
+		switch {
+		case i%10 == 3 && (!errors.Is(err, boom) || !errors.Is(found, ErrNotFound)):
+			t.Fatalf("write %d: answer %v, lookup %v; want boom and nothing kept", i, err, found)
+		case i%10 != 3 && (err != nil || found != nil):
+			t.Fatalf("write %d: answer %v, lookup %v; want it kept", i, err, found)
+		}
+	}
+	if count(stats, "ROLLBACK TO SAVEPOINT w") == 0 && count(stats, "COMMIT") >= n {
+		t.Skip("no failing write shared a batch")
+	}
+	if count(stats, "SAVEPOINT w") == 0 {
+		t.Fatal("a batch with a failing write ran without savepoints")
 	}
 }
