@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentmail/agentmail/internal/bridge"
 	"github.com/agentmail/agentmail/internal/bridge/acp"
 	"github.com/agentmail/agentmail/internal/bridge/claude"
+	"github.com/agentmail/agentmail/internal/bridge/demo"
 	"github.com/agentmail/agentmail/internal/bridge/opencode"
 	"github.com/agentmail/agentmail/internal/bridge/pi"
 )
@@ -30,6 +32,13 @@ type bridgePlatform struct {
 	// attachEnv names the variable that points the adapter at an already
 	// running platform server; when it is set no executable is needed.
 	attachEnv string
+	// keyFile, when set, is the agent key file's name in ~/.agentmail
+	// instead of agent.key: the demo keeps its key apart, so that a real
+	// platform connected later does not connect as the demo agent.
+	keyFile string
+	// inProcess: the platform runs inside the bridge and starts no
+	// program (the demo), so there is nothing to confine.
+	inProcess bool
 }
 
 // bridgePlatforms maps --platform names to adapters. Adding a platform is
@@ -39,6 +48,14 @@ var bridgePlatforms = map[string]bridgePlatform{
 	opencode.Name: {command: "opencode", attachEnv: opencode.EnvURL, adapter: func(func(string) string) (bridge.Adapter, error) { return opencode.New(opencode.Options{}), nil }},
 	pi.Name:       {command: "pi", adapter: func(func(string) string) (bridge.Adapter, error) { return pi.New(pi.Options{}), nil }},
 	acp.Name:      {adapter: acpAdapter},
+	demo.Name:     {adapter: demoAdapter, keyFile: "demo.key", inProcess: true},
+}
+
+// demoAdapter builds the demo platform; its writes never reach what a
+// confined platform may not read (bridge.PlatformHidden).
+func demoAdapter(getenv func(string) string) (bridge.Adapter, error) {
+	home, _ := os.UserHomeDir()
+	return demo.New(demo.Options{Hidden: bridge.PlatformHidden(getenv, home)}), nil
 }
 
 // acpAdapter builds the ACP adapter from --acp-command, else AGENTMAIL_ACP_COMMAND,
@@ -89,6 +106,12 @@ var bridgeCmd = &cobra.Command{
 	Long: `Run the bridge for one agent platform. A mail to this agent starts one turn of the
 platform in the mail's directory; the platform's final text goes back as the reply;
 the platform's own permission questions go to a person by mail.
+
+--platform demo needs no model, no account and nothing installed: it answers
+each mail itself (what it received, its directory, how to connect a real
+platform) and writes a file a line "write NAME: TEXT" asks for, after a
+person approved the permission request. It keeps its key in
+~/.agentmail/demo.key, apart from the other platforms' agent.key.
 
 Environment:
   AGENTMAIL_GATEWAY_URL      gateway address (default http://127.0.0.1:8180)
@@ -188,7 +211,11 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		}
 	}
 	home, _ := os.UserHomeDir()
-	key, source, err := bridge.ResolveAgentKey(settings.AgentKey, home)
+	keyFile := bridge.KeyFile(home)
+	if p.keyFile != "" && home != "" {
+		keyFile = filepath.Join(filepath.Dir(keyFile), p.keyFile)
+	}
+	key, source, err := bridge.ResolveAgentKeyFile(settings.AgentKey, keyFile)
 	if err != nil {
 		return err
 	}
@@ -201,7 +228,7 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		settings.WaitForKey = true
 		// B-1.1: printed once, when it is made; never again.
 		fmt.Fprintf(os.Stderr, "\n  Generated a new agent key and saved it to %s:\n\n      %s\n\n  %s\n\n  The bridge waits and connects by itself once the key is registered.\n\n",
-			bridge.KeyFile(home), key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, bridge.KeyFile(home)))
+			keyFile, key, bridge.RegistrationHint(settings.GatewayURL, settings.AgentName, keyFile))
 	}
 	mcp, err := bridge.MCPCommand()
 	if err != nil {
@@ -209,7 +236,9 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 	}
 	// I-5: whether the platform's own shell tool is confined is said once.
 	var sb bridge.Sandbox // an interface: stays nil without a sandbox
-	if p.attachEnv != "" && getenv(p.attachEnv) != "" {
+	if p.inProcess {
+		log.Info("the " + bridgeFlags.platform + " platform runs inside the bridge and starts no program; it writes only files a person approved, inside the mail's directory")
+	} else if p.attachEnv != "" && getenv(p.attachEnv) != "" {
 		log.Warn("the platform server was started by someone else (" + p.attachEnv + "), so the bridge cannot confine it: its own shell tool can read everything its user can")
 	} else if box, why := findPlatformSandbox(ctx, getenv, home); box == nil {
 		log.Warn("the platform runs without a sandbox: its own shell tool can read the agent key file and everything else this user can", "reason", why)

@@ -15,7 +15,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		args []string
 		want string // part of the message
 	}{
-		{[]string{"bridge", "--platform", "nosuch"}, `--platform "nosuch": use one of acp, claude, opencode, pi`},
+		{[]string{"bridge", "--platform", "nosuch"}, `--platform "nosuch": use one of acp, claude, demo, opencode, pi`},
 		{[]string{"bridge", "--platform", "claude", "--log-level", "loud"}, "--log-level"},
 		{[]string{"bridge", "--platform", "acp", "--log-level", "info"}, "--acp-command '<agent command line>' or set AGENTMAIL_ACP_COMMAND"},
 		{[]string{"bridge", "--platform", "acp", "--log-level", "info", "--acp-command", "opencode 'acp"}, "the ACP command"},

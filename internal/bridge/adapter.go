@@ -38,6 +38,10 @@ type Capabilities struct {
 	// idle, not finished (seed 004 section 1), and a stop proves quiescence
 	// on the turn's tool processes, not on the platform process itself.
 	PersistentProcess bool
+	// InProcess: the turn runs inside the bridge and starts no process
+	// (the demo platform). Once RunTurn has returned nothing of the turn
+	// runs, so a stop's quiescence is proven without a pid to check.
+	InProcess bool
 }
 
 // Env is what the core hands an adapter at Start.
@@ -176,6 +180,12 @@ type TurnResult struct {
 	// MessageID is the platform's stable id of that assistant message, used
 	// as the summary relay_key (B-5.2).
 	MessageID string
+	// Translations, when set, are Text in the readers' languages ("en",
+	// "zh"; an empty Subject keeps the reply's): the gateway stores the one
+	// in the person's language (client.SendMailRequest.Translations). Only
+	// a platform that writes its answer itself in both languages sets them
+	// (the demo platform); a model's answer is never translated.
+	Translations []client.MailTranslation
 	// Failed is true when the platform reported the turn failed (C-4);
 	// FailureReason says why, in the platform's words.
 	Failed        bool

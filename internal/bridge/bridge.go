@@ -274,6 +274,12 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.log.Info(fmt.Sprintf("connected to %s as %s", b.cfg.Settings.GatewayURL, agent.Name))
 	for _, d := range Degradations(b.caps) {
 		rule, plain := splitRule(d) // the person at the terminal reads words; the rule stays an attribute
+		if b.caps.InProcess {
+			// A platform without a model (the demo) lacks the model's
+			// capabilities by design: nothing to warn the person about.
+			b.log.Debug("limited: "+plain, "rule", rule)
+			continue
+		}
 		b.log.Warn("limited: "+plain, "rule", rule)
 	}
 	env := Env{

@@ -285,6 +285,11 @@ func (b *Bridge) quiesce(l *liveRun) string {
 		return client.QuiescenceProven // no process was started for it
 	}
 	if pid <= 0 {
+		if b.caps.InProcess {
+			// The turn ran in the bridge and has returned (quiesce runs
+			// after RunTurn ends): nothing of it is left to run.
+			return client.QuiescenceProven
+		}
 		return client.QuiescenceUnproven
 	}
 	seen := map[procID]bool{}

@@ -34,13 +34,22 @@ const generatedKeyPrefix = "amk_"
 // register it (RegistrationHint); it is never sent anywhere by this function.
 // Errors name the file and what failed.
 func ResolveAgentKey(envKey, home string) (string, KeySource, error) {
+	if home == "" {
+		return ResolveAgentKeyFile(envKey, "")
+	}
+	return ResolveAgentKeyFile(envKey, KeyFile(home))
+}
+
+// ResolveAgentKeyFile is ResolveAgentKey with the key file at path instead
+// of <home>/.agentmail/agent.key (the demo platform keeps its own,
+// ~/.agentmail/demo.key); path "" means the home directory is unknown.
+func ResolveAgentKeyFile(envKey, path string) (string, KeySource, error) {
 	if k := strings.TrimSpace(envKey); k != "" {
 		return k, KeyFromEnv, nil
 	}
-	if home == "" {
+	if path == "" {
 		return "", "", errors.New("agent key: AGENTMAIL_AGENT_KEY is unset and HOME is unknown; set one of them")
 	}
-	path := KeyFile(home)
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:

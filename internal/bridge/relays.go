@@ -83,6 +83,8 @@ func (b *Bridge) relaySummary(ctx context.Context, in incoming, res TurnResult, 
 		ReplyTo:  in.MailID,
 		Relay:    client.RelaySummary,
 		RelayKey: key,
+		// The platform's own translations (the demo platform), if any.
+		Translations: res.Translations,
 	})
 	if err != nil {
 		log.Error("sending the reply failed", "err", err)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/modeltext"
 	"github.com/agentmail/agentmail/internal/store"
 )
 
@@ -350,12 +351,12 @@ func permissionSubject(w personWords, req client.PermissionRequest) string {
 func permissionMailBody(w personWords, req client.PermissionRequest, options []string, scope, argsHash string, expires *time.Time) string {
 	var b strings.Builder
 	if what := ToolSummary(req.Tool, req.ToolInput); what != "" {
-		fmt.Fprintf(&b, "%s\n\n%s", w.willRun, fenced("text", what))
+		fmt.Fprintf(&b, "%s\n\n%s", w.willRun, modeltext.CodeBlock("text", what)+"\n")
 	} else {
 		b.WriteString(w.noToolCall + "\n")
 	}
 	if req.Tool != "" {
-		fmt.Fprintf(&b, "\n%s: %s\n", w.tool, inlineCode(ShowInvisible(req.Tool)))
+		fmt.Fprintf(&b, "\n%s: %s\n", w.tool, modeltext.CodeSpan(ShowInvisible(req.Tool)))
 	}
 	if req.ToolInput != nil {
 		if canon, err := CanonicalJSON(req.ToolInput); err == nil {
@@ -364,11 +365,11 @@ func permissionMailBody(w personWords, req client.PermissionRequest, options []s
 			if len(shown) > maxShown {
 				shown = shown[:maxShown] + " …"
 			}
-			fmt.Fprintf(&b, "\n%s:\n\n%s", w.arguments, fenced("json", shown))
+			fmt.Fprintf(&b, "\n%s:\n\n%s", w.arguments, modeltext.CodeBlock("json", shown)+"\n")
 		}
 	}
 	if scope != "" {
-		fmt.Fprintf(&b, "\n%s: %s\n", w.scope, inlineCode(ShowInvisible(scope)))
+		fmt.Fprintf(&b, "\n%s: %s\n", w.scope, modeltext.CodeSpan(ShowInvisible(scope)))
 	}
 	if argsHash != "" {
 		fmt.Fprintf(&b, "%s: `%s`\n", w.argsHash, argsHash)
@@ -384,35 +385,6 @@ func permissionMailBody(w personWords, req client.PermissionRequest, options []s
 	}
 	fmt.Fprintf(&b, "\n"+w.howToAnswer+"\n", strings.Join(options, " / "))
 	return b.String()
-}
-
-// fenced answers s as a Markdown code block with the info string lang,
-// fenced by more backticks than s holds in a row, so s cannot close it.
-func fenced(lang, s string) string {
-	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
-	return fence + lang + "\n" + s + "\n" + fence + "\n"
-}
-
-// inlineCode answers s as a Markdown code span that s cannot close.
-func inlineCode(s string) string {
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
-}
-
-func longestRun(s string, c rune) int {
-	best, n := 0, 0
-	for _, r := range s {
-		if r == c {
-			n++
-			best = max(best, n)
-		} else {
-			n = 0
-		}
-	}
-	return best
 }
 
 // quoted answers s as a Markdown block quote: every line, empty ones

@@ -208,3 +208,36 @@ func FrameBody(body string) (string, int) {
 	}
 	return strings.Join(lines, "\n"), marked
 }
+
+// CodeSpan answers s as a Markdown code span that s cannot close: fenced by
+// more backticks than s holds in a row (padded with a space when s starts
+// or ends with one), so nothing in s is read as Markdown.
+func CodeSpan(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// CodeBlock answers s as a fenced Markdown code block with the info string
+// lang, fenced by more backticks than s holds in a row (at least three), so
+// s cannot close it. It ends with the closing fence, without a newline.
+func CodeBlock(lang, s string) string {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + lang + "\n" + s + "\n" + fence
+}
+
+// longestRun answers the length of the longest run of c in s.
+func longestRun(s string, c rune) int {
+	best, n := 0, 0
+	for _, r := range s {
+		if r == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
