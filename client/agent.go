@@ -133,9 +133,16 @@ func (c *Client) SessionRuns(ctx context.Context, sessionID string) (*RunList, e
 }
 
 // OpenRuns lists the agent's own runs that have not ended (running,
-// queued, idle), oldest first, at most 200 (GET /api/v1/runs).
-func (c *Client) OpenRuns(ctx context.Context) (*RunList, error) {
-	return getAs[RunList](ctx, c, apiPath("/runs"), nil)
+// queued, idle), oldest first, at most 200 (GET /api/v1/runs). instanceID
+// is the calling bridge's instance (BridgeInstance.ID, "" for none): 409
+// bridge_instance_conflict while another instance holds the agent's
+// bridge lease, so no bridge ends the runs of a live other one.
+func (c *Client) OpenRuns(ctx context.Context, instanceID string) (*RunList, error) {
+	var q url.Values
+	if instanceID != "" {
+		q = url.Values{"instance_id": {instanceID}}
+	}
+	return getAs[RunList](ctx, c, apiPath("/runs"), q)
 }
 
 // PutRun creates or updates a run (PUT /api/v1/runs/{run_id}, an upsert);

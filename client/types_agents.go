@@ -18,7 +18,40 @@ type RegisterRequest struct {
 	Name       string      `json:"name" in:"optional"` // "" or the key's agent
 	Platform   string      `json:"platform" in:"optional"`
 	Workspaces []Workspace `json:"workspaces,omitempty"` // absent: none
+	// Instance names the bridge process that registers: the gateway gives
+	// it the agent's bridge lease, or refuses it with 409
+	// bridge_instance_conflict while another instance's lease is live
+	// (docs/API.md, "One bridge per agent"). Omitted (an older bridge):
+	// no lease is taken, and a live lease of another instance refuses it.
+	Instance *BridgeInstance `json:"instance,omitempty"`
+	// Replaces is the instance id of an earlier bridge process on this
+	// host that the bridge knows has ended (its process is gone): it takes
+	// that instance's lease at once instead of waiting for it to expire.
+	// "" none; ignored when that instance does not hold the lease.
+	Replaces string `json:"replaces,omitempty" in:"optional"`
 }
+
+// BridgeInstance identifies one bridge process of an agent (the agent's
+// bridge lease): ID is a random id made at the process's start (at most
+// MaxInstanceID characters: letters, digits, '-', '_'), Host the host
+// name and PID the process id, told to the person who starts a second
+// bridge of the agent. Host is at most MaxInstanceHost characters, one
+// line.
+type BridgeInstance struct {
+	ID   string `json:"id"`
+	Host string `json:"host" in:"optional"`
+	PID  int    `json:"pid" in:"optional"`
+}
+
+// Bounds of BridgeInstance's fields, in characters.
+const (
+	MaxInstanceID   = 64
+	MaxInstanceHost = 255
+)
+
+// CodeBridgeInstanceConflict is the error code of a bridge refused because
+// another instance of the agent's bridge holds its lease (409).
+const CodeBridgeInstanceConflict = "bridge_instance_conflict"
 
 // Agent describes an agent as people and admins see it.
 type Agent struct {
@@ -126,6 +159,11 @@ type HeartbeatRequest struct {
 	// characters, omitted keeps what the gateway has.
 	BridgeVersion   string `json:"bridge_version,omitempty"`
 	PlatformVersion string `json:"platform_version,omitempty"`
+	// Instance renews the bridge lease RegisterRequest.Instance took (409
+	// bridge_instance_conflict when another instance holds it now: this
+	// bridge was silent longer than the lease and another one started).
+	// Omitted (an older bridge): no lease is renewed or checked.
+	Instance *BridgeInstance `json:"instance,omitempty"`
 }
 
 // MaxVersionText bounds HeartbeatRequest's version fields, in characters.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
@@ -112,6 +113,12 @@ type Bridge struct {
 	origins      sync.Map          // mail session id → origin session id this agent's conversation is ("" none; delegation.go)
 	noRename     bool              // the adapter cannot rename (logged once)
 
+	// instance is this process's bridge lease identity, noLease set when
+	// the gateway knows no lease, stopRun ends Run with a cause (lease.go).
+	instance client.BridgeInstance
+	noLease  atomic.Bool
+	stopRun  context.CancelCauseFunc
+
 	turns    sync.WaitGroup
 	sseReady chan struct{} // closed after the first subscribe attempt
 	ready    chan struct{} // closed once registered and started
@@ -173,6 +180,7 @@ func New(cfg Config) (*Bridge, error) {
 		renamed:      map[string]string{},
 		sseReady:     make(chan struct{}),
 		ready:        make(chan struct{}),
+		instance:     newInstance(),
 	}
 	b.perms = newPermissions(cfg.Gateway, cfg.Settings.Tier, b.AgentName, b.log)
 	return b, nil
@@ -260,8 +268,13 @@ func (b *Bridge) Ready() <-chan struct{} { return b.ready }
 // permission ask answers deny, running turns are stopped through their
 // context and waited for, and the adapter is closed. No mail is sent about
 // going offline (B-9.3). A registration the gateway refuses (401, 4xx)
-// returns an error at once.
+// returns an error at once, as does a registration refused because another
+// bridge of the agent runs (lease.go); a heartbeat that learns another one
+// took over ends Run with an error too.
 func (b *Bridge) Run(ctx context.Context) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	b.stopRun = stop
 	agent, err := b.register(ctx)
 	if err != nil {
 		return err
@@ -321,6 +334,10 @@ func (b *Bridge) Run(ctx context.Context) error {
 		b.log.Warn("closing the platform adapter", "err", err)
 	}
 	b.log.Info("bridge stopped")
+	var lost *errLeaseLost
+	if cause := context.Cause(ctx); errors.As(cause, &lost) {
+		return lost
+	}
 	return nil
 }
 
@@ -328,7 +345,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 // retried with back-off until ctx ends; a 4xx (401: key not registered)
 // returns an error that says what to do.
 func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
-	req := client.RegisterRequest{Name: b.cfg.Settings.AgentName, Platform: b.adapter.Name(), Workspaces: []client.Workspace{}}
+	req := client.RegisterRequest{Name: b.cfg.Settings.AgentName, Platform: b.adapter.Name(), Workspaces: []client.Workspace{},
+		Instance: b.leaseInstance(), Replaces: b.endedInstance()}
 	delay := b.cfg.ReconnectMin
 	waiting := false     // said once
 	unreachable := false // said once
@@ -338,7 +356,20 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 			if agent.Name == "" {
 				agent.Name = req.Name
 			}
+			if req.Instance != nil {
+				b.recordInstance() // lease.go
+			}
 			return agent, nil
+		}
+		if req.Instance != nil && isUnknownInstanceField(err) {
+			b.log.Warn("the gateway is older than the bridge lease: a second bridge of this agent is not refused; update the gateway")
+			b.noLease.Store(true)
+			req.Instance, req.Replaces = nil, ""
+			continue
+		}
+		if isLeaseConflict(err) {
+			return nil, fmt.Errorf("registering with %s: %s\n\n  The bridge stops here: only one bridge may serve an agent at a time.",
+				b.cfg.Settings.GatewayURL, gatewayReason(err))
 		}
 		var ae *client.APIError
 		if errors.As(err, &ae) && ae.Status == 401 && b.cfg.Settings.WaitForKey {

@@ -513,7 +513,7 @@ func (g *fakeGateway) SessionRuns(ctx context.Context, sessionID string) (*clien
 	return out, nil
 }
 
-func (g *fakeGateway) OpenRuns(ctx context.Context) (*client.RunList, error) {
+func (g *fakeGateway) OpenRuns(ctx context.Context, instanceID string) (*client.RunList, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := &client.RunList{}

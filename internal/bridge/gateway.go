@@ -47,7 +47,7 @@ type Gateway interface {
 	// OpenRuns is GET /api/v1/runs: the agent's runs that have not ended;
 	// at each connection the bridge ends the ones it does not hold
 	// (reconcile.go, issue 16).
-	OpenRuns(ctx context.Context) (*client.RunList, error)
+	OpenRuns(ctx context.Context, instanceID string) (*client.RunList, error)
 	// GetMail is GET /api/v1/mail/{id} (not marked read): the mail a run
 	// left by an earlier bridge answers, for its notice.
 	GetMail(ctx context.Context, id string) (*client.Mail, error)

@@ -33,6 +33,10 @@ func (b *Bridge) heartbeats(ctx context.Context, firstBeat chan<- int) {
 // heartbeat sends one heartbeat and reads the model scope back (B-2.2).
 func (b *Bridge) heartbeat(ctx context.Context, firstBeat chan<- int) {
 	resp, err := b.gw.Heartbeat(ctx, b.heartbeatBody(ctx))
+	if isLeaseConflict(err) {
+		b.lostLease(err) // lease.go
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			b.log.Debug("heartbeat failed; the next one follows", "err", err)
@@ -54,7 +58,7 @@ func (b *Bridge) heartbeat(ctx context.Context, firstBeat chan<- int) {
 // omits the field (N-7, D-4) and a really empty one sends [].
 func (b *Bridge) heartbeatBody(ctx context.Context) client.HeartbeatRequest {
 	health := b.health.report() // health.go
-	req := client.HeartbeatRequest{Health: &health, BridgeVersion: versionText(b.cfg.Version)}
+	req := client.HeartbeatRequest{Health: &health, BridgeVersion: versionText(b.cfg.Version), Instance: b.leaseInstance()}
 	b.mu.Lock()
 	req.PlatformVersion = b.platformVersion
 	b.mu.Unlock()

@@ -16,7 +16,9 @@ import (
 // asked meanwhile reached nobody: the event stream's first connection sends
 // no Last-Event-ID (N-11), so nothing is replayed. So at every connection
 // of the event stream the bridge lists its agent's runs that have not ended
-// (GET /api/v1/runs) and ends every one it does not hold:
+// (GET /api/v1/runs, naming its bridge instance: the gateway refuses the
+// listing while another bridge process of the agent holds the agent's
+// bridge lease, lease.go) and ends every one it does not hold:
 //
 //   - a run a stop was asked for (through the API, recorded on the run, or
 //     by a stop mail in the agent's unread inbox, sent after the run began)
@@ -47,7 +49,11 @@ const lostRelayPrefix = "run-lost:"
 func (b *Bridge) reconcileRuns(ctx context.Context) {
 	b.reconcileMu.Lock()
 	defer b.reconcileMu.Unlock()
-	l, err := b.gw.OpenRuns(ctx)
+	l, err := b.gw.OpenRuns(ctx, b.leaseInstanceID())
+	if isLeaseConflict(err) {
+		b.lostLease(err) // another bridge of the agent holds it: its runs are not ours to end
+		return
+	}
 	if err != nil {
 		b.log.Warn("listing the agent's unfinished runs failed; runs left by an earlier bridge stay open until the next connection", "err", err)
 		return

@@ -112,6 +112,8 @@ func checkAgentText(field, v string, max int) error {
 // 400 naming the field. An absolute path must be at least two levels deep
 // ("/" and "/home" are refused with 400): a registered workspace lets the
 // agent list and take reservations in it and below (mayUseWorkspace).
+// Instance takes the agent's bridge lease: 409 bridge_instance_conflict
+// while another instance holds it (bridgelease.go).
 func (s *Service) Register(ctx context.Context, p *Principal, req client.RegisterRequest) (*client.Agent, error) {
 	if req.Name != "" && NormalizeName(req.Name) != p.Name {
 		return nil, Forbidden("name_mismatch", fmt.Sprintf("this key belongs to agent %q, not %q", p.Name, req.Name),
@@ -143,9 +145,15 @@ func (s *Service) Register(ctx context.Context, p *Principal, req client.Registe
 				"register the directory the agent works in, at least two levels deep (e.g. /home/me/project)")
 		}
 	}
+	if err := validInstance(req.Instance); err != nil {
+		return nil, err
+	}
 	ws, _ := json.Marshal(req.Workspaces)
 	var a store.AgentRow
 	err := s.Write(ctx, func(tx *Tx) error {
+		if err := s.takeLease(ctx, tx, p.Name, req.Instance, req.Replaces, true); err != nil { // bridgelease.go
+			return err
+		}
 		if err := tx.RegisterAgent(ctx, p.Name, strings.TrimSpace(req.Platform), string(ws), tx.Now); err != nil {
 			return err
 		}
@@ -166,6 +174,8 @@ func (s *Service) Register(ctx context.Context, p *Principal, req client.Registe
 // failing state (issue 18 point 1; a cause outside client.Failing* is a 400
 // on health.cause). The answer carries the unread count, the
 // stats and the allowed models (models_unrestricted when no list is set).
+// Instance renews the agent's bridge lease: 409 bridge_instance_conflict
+// when another instance holds it (bridgelease.go).
 func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.HeartbeatRequest) (*client.HeartbeatResponse, error) {
 	if req.PlatformSessions != nil {
 		for i, ps := range *req.PlatformSessions {
@@ -193,8 +203,14 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 			return nil, err
 		}
 	}
+	if err := validInstance(req.Instance); err != nil {
+		return nil, err
+	}
 	resp := &client.HeartbeatResponse{Status: "ok", AllowedModels: []client.ModelRef{}}
 	err := s.Write(ctx, func(tx *Tx) error {
+		if err := s.takeLease(ctx, tx, p.Name, req.Instance, "", false); err != nil { // bridgelease.go
+			return err
+		}
 		if err := tx.TouchAgent(ctx, p.Name, tx.Now); err != nil {
 			return err
 		}

@@ -242,12 +242,19 @@ func sentStopMail(ctx context.Context, q *store.Q, agent, person, sessionID, aft
 // MaxRunsListed. A bridge lists them when its event stream connects and
 // ends the ones it does not hold (a restart or a crash left them). Only an
 // agent key may ask (a turn token is refused by the route); a person gets
-// 404 run_not_found, as for a run that is not theirs.
-func (s *Service) AgentOpenRuns(ctx context.Context, p *Principal) (*client.RunList, error) {
+// 404 run_not_found, as for a run that is not theirs. instanceID is the
+// calling bridge's instance ("" an older bridge): 409
+// bridge_instance_conflict while another instance holds the agent's
+// bridge lease (bridgelease.go), so no bridge ends a live one's runs.
+func (s *Service) AgentOpenRuns(ctx context.Context, p *Principal, instanceID string) (*client.RunList, error) {
 	if !p.IsAgent() || p.IsTurnToken() {
 		return nil, errRunNotFound
 	}
-	rows, err := s.Read().AgentOpenRuns(ctx, p.Name, MaxRunsListed)
+	q := s.Read()
+	if err := s.checkLeaseHolder(ctx, q, p.Name, instanceID); err != nil {
+		return nil, err
+	}
+	rows, err := q.AgentOpenRuns(ctx, p.Name, MaxRunsListed)
 	if err != nil {
 		return nil, err
 	}

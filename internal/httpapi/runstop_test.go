@@ -285,7 +285,7 @@ func TestAgentOpenRunsListsOnlyTheAgentsUnfinishedRuns(t *testing.T) {
 	if _, err := beta.PutRun(e.ctx(), client.Run{RunID: "beta-running", SessionID: sent.SessionID, State: client.RunRunning, StartedAt: start}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := alpha.OpenRuns(e.ctx())
+	l, err := alpha.OpenRuns(e.ctx(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,16 +296,16 @@ func TestAgentOpenRunsListsOnlyTheAgentsUnfinishedRuns(t *testing.T) {
 	if want := []string{"alpha-idle", "alpha-running", "alpha-queued"}; len(ids) != 3 || ids[0] != want[0] || ids[1] != want[1] || ids[2] != want[2] {
 		t.Fatalf("alpha's open runs = %v, want %v (oldest first, no ended run, no run of beta)", ids, want)
 	}
-	if l, err := beta.OpenRuns(e.ctx()); err != nil || len(l.Runs) != 1 || l.Runs[0].RunID != "beta-running" {
+	if l, err := beta.OpenRuns(e.ctx(), ""); err != nil || len(l.Runs) != 1 || l.Runs[0].RunID != "beta-running" {
 		t.Fatalf("beta's open runs = %+v, %v; want its own run only", l, err)
 	}
 	tok, err := alpha.CreateTurnToken(e.ctx(), sent.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = client.New(e.url, client.WithToken(tok.Token)).OpenRuns(e.ctx())
+	_, err = client.New(e.url, client.WithToken(tok.Token)).OpenRuns(e.ctx(), "")
 	wantStatus(t, err, 403, "turn_token_not_allowed")
-	_, err = carol.OpenRuns(e.ctx())
+	_, err = carol.OpenRuns(e.ctx(), "")
 	if err == nil {
 		t.Fatal("a person listed an agent's open runs")
 	}

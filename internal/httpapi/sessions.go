@@ -28,7 +28,7 @@ func sessionRoutes() []Route {
 		{Method: "POST", Path: p + "/sessions/{id}/sync", Auth: AuthAgent, Summary: "Propose alias and title; answers the final alias (W-7)", Description: "The gateway keeps a manual alias and makes a proposed one unique. 400 a bad field, 404 an unknown session.", Request: client.SyncSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Answer: answer((*Server).handleSyncSession)},
 		{Method: "PUT", Path: p + "/sessions/{id}/platform-session", Auth: AuthAgent, Summary: "Bind the platform's session id (B-3.3)", Description: "Stores the agent platform's own session id so later turns resume it. 400 a bad id, 404 an unknown session.", Request: client.BindPlatformSessionRequest{}, Response: client.Session{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handleBindPlatformSession},
 		{Method: "GET", Path: p + "/sessions/{id}/runs", Auth: AuthAgent, Summary: "Runs of a session, newest first", Description: "The runs (turns) agents reported in the session, with state and timing. 404 an unknown session.", Response: client.RunList{}, Status: 200, Errors: errsRead, Handler: (*Server).handleSessionRuns},
-		{Method: "GET", Path: p + "/runs", Auth: AuthAgent, Summary: "The agent's runs that have not ended (issue 16)", Description: "The calling agent's own runs in state running, queued or idle, oldest first (at most 200). A bridge lists them when it connects and ends the ones it no longer holds (left by a restart or a crash).", Response: client.RunList{}, Status: 200, Errors: []int{401, 403, 500}, Answer: answer((*Server).handleAgentOpenRuns)},
+		{Method: "GET", Path: p + "/runs", Auth: AuthAgent, Summary: "The agent's runs that have not ended (issue 16)", Description: "The calling agent's own runs in state running, queued or idle, oldest first (at most 200). A bridge lists them when it connects and ends the ones it no longer holds (left by a restart or a crash). Query instance_id: the calling bridge's instance; 409 bridge_instance_conflict while another instance holds the agent's bridge lease.", Response: client.RunList{}, Status: 200, Errors: []int{401, 403, 409, 500}, Query: []OpenAPIParam{{Name: "instance_id", Type: "string", Description: "the calling bridge's instance id (its bridge lease)"}}, Answer: answer((*Server).handleAgentOpenRuns)},
 		{Method: "PUT", Path: p + "/runs/{run_id}", Auth: AuthAgent, Summary: "Report a run (upsert, seed 004)", Description: "Creates or updates the run with this id: state, timing, cost. 400 a bad field, 404 an unknown session.", Request: client.Run{}, Response: client.Run{}, Status: 200, Errors: []int{400, 401, 403, 404, 500}, Handler: (*Server).handlePutRun},
 	}
 }
@@ -101,7 +101,7 @@ func (s *Server) handleMyRuns(w http.ResponseWriter, r *http.Request) (*client.R
 }
 
 func (s *Server) handleAgentOpenRuns(w http.ResponseWriter, r *http.Request) (*client.RunList, error) {
-	return s.svc.AgentOpenRuns(r.Context(), PrincipalOf(r))
+	return s.svc.AgentOpenRuns(r.Context(), PrincipalOf(r), r.URL.Query().Get("instance_id"))
 }
 
 func (s *Server) handleStopRun(w http.ResponseWriter, r *http.Request) (*client.RunStopResponse, error) {

@@ -278,3 +278,34 @@ func (q *Q) SetAllowedModels(ctx context.Context, agent string, list []ModelRow)
 	}
 	return nil
 }
+
+// BridgeLease is an agent's bridge lease as stored (migration 0050):
+// Instance "" when no bridge holds it.
+type BridgeLease struct {
+	Instance    string
+	Host        string
+	PID         int
+	ConnectedAt *time.Time // when Instance took the lease
+	SeenAt      *time.Time // its last registration or heartbeat
+}
+
+// GetBridgeLease answers agent's bridge lease, or ErrNotFound.
+func (q *Q) GetBridgeLease(ctx context.Context, agent string) (BridgeLease, error) {
+	var l BridgeLease
+	var connected, seen sql.NullInt64
+	var pid int64
+	err := q.QueryRow(ctx, `SELECT bridge_instance, bridge_host, bridge_pid, bridge_connected_at, bridge_seen_at FROM agents WHERE name = ?`, agent).
+		Scan(&l.Instance, &l.Host, &pid, &connected, &seen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, ErrNotFound
+	}
+	l.PID, l.ConnectedAt, l.SeenAt = int(pid), TimePtr(connected), TimePtr(seen)
+	return l, err
+}
+
+// SetBridgeLease stores agent's bridge lease.
+func (q *Q) SetBridgeLease(ctx context.Context, agent string, l BridgeLease) error {
+	_, err := q.Exec(ctx, `UPDATE agents SET bridge_instance = ?, bridge_host = ?, bridge_pid = ?, bridge_connected_at = ?, bridge_seen_at = ? WHERE name = ?`,
+		l.Instance, l.Host, int64(l.PID), NullMillis(l.ConnectedAt), NullMillis(l.SeenAt), agent)
+	return err
+}
