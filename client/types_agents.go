@@ -164,6 +164,11 @@ type HeartbeatRequest struct {
 	// bridge was silent longer than the lease and another one started).
 	// Omitted (an older bridge): no lease is renewed or checked.
 	Instance *BridgeInstance `json:"instance,omitempty"`
+	// Release, with Instance, ends that instance's lease now: the bridge
+	// stops, and the next bridge of the agent connects at once. Nothing
+	// else of the request is stored; an instance that does not hold the
+	// lease changes nothing. Release without Instance is a 400.
+	Release bool `json:"release,omitempty"`
 }
 
 // MaxVersionText bounds HeartbeatRequest's version fields, in characters.

@@ -333,11 +333,13 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if err := b.adapter.Close(); err != nil {
 		b.log.Warn("closing the platform adapter", "err", err)
 	}
-	b.log.Info("bridge stopped")
 	var lost *errLeaseLost
 	if cause := context.Cause(ctx); errors.As(cause, &lost) {
+		b.log.Info("bridge stopped")
 		return lost
 	}
+	b.releaseLease(ctx) // lease.go
+	b.log.Info("bridge stopped")
 	return nil
 }
 

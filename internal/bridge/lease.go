@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,7 +30,9 @@ import (
 // bridge keeps its instance in a small file next to the run transcripts
 // (instanceFile) and, finding there an instance of this host whose process
 // is gone, asks the gateway to replace it at once (RegisterRequest.
-// Replaces). A gateway older than the lease refuses the unknown field:
+// Replaces). A bridge that stops releases its lease (a heartbeat with
+// release), so the next one, on any host, connects at once. A gateway
+// older than the lease refuses the unknown field:
 // the bridge then registers without an instance, as before.
 
 // newInstance makes this process's instance: a random id, the host name
@@ -143,5 +146,20 @@ func (b *Bridge) lostLease(err error) {
 	b.log.Error("another bridge of this agent took over; this bridge stops (its turns were ended by the other bridge)", "reason", gatewayReason(err))
 	if b.stopRun != nil {
 		b.stopRun(&errLeaseLost{reason: gatewayReason(err)})
+	}
+}
+
+// releaseLease ends this process's lease as the bridge stops, so the next
+// bridge of the agent, here or elsewhere, connects at once; a failure
+// leaves the lease to expire.
+func (b *Bridge) releaseLease(ctx context.Context) {
+	in := b.leaseInstance()
+	if in == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runReportTimeout)
+	defer cancel()
+	if _, err := b.gw.Heartbeat(rctx, client.HeartbeatRequest{Instance: in, Release: true}); err != nil {
+		b.log.Debug("releasing the bridge lease failed: it expires by itself", "err", err)
 	}
 }

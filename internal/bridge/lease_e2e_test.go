@@ -20,7 +20,9 @@ func TestE2ESecondBridgeOfAnAgentIsRefusedAndLeavesTheFirstsRunAlone(t *testing.
 	g := startGateway(t)
 	fake := fakeadapter.New()
 	hold := make(chan struct{})
-	fake.Script = func(req bridge.TurnRequest) fakeadapter.Step { return fakeadapter.Step{Hold: hold, Text: "the long answer"} }
+	fake.Script = func(req bridge.TurnRequest) fakeadapter.Step {
+		return fakeadapter.Step{Hold: hold, Text: "the long answer"}
+	}
 	first := startE2EBridge(t, g, fake, nil, nil)
 	sent := g.send(t, addr(workdir(t, "proj")), "a long turn")
 	g.WaitRun(sent.SessionID, sent.MailID, client.RunRunning)

@@ -206,6 +206,9 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 	if err := validInstance(req.Instance); err != nil {
 		return nil, err
 	}
+	if req.Release {
+		return s.releaseLease(ctx, p.Name, req.Instance) // bridgelease.go
+	}
 	resp := &client.HeartbeatResponse{Status: "ok", AllowedModels: []client.ModelRef{}}
 	err := s.Write(ctx, func(tx *Tx) error {
 		if err := s.takeLease(ctx, tx, p.Name, req.Instance, "", false); err != nil { // bridgelease.go

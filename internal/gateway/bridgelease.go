@@ -18,7 +18,8 @@ import (
 // instance the agent's lease when nobody holds it, when the holder was
 // not heard for Config.OnlineWithin (its lease expired), or when the
 // request's Replaces names the holder (an ended process of the same
-// host). Every heartbeat of the holder renews it. While the lease is live,
+// host). Every heartbeat of the holder renews it; a heartbeat with
+// release ends it (the bridge stops). While the lease is live,
 // another instance is refused with 409 bridge_instance_conflict on
 // register, heartbeat and GET /api/v1/runs, whose message names the
 // holder's host, process and connection time and says what to do. So a
@@ -127,4 +128,23 @@ func (s *Service) checkLeaseHolder(ctx context.Context, q *store.Q, agent, insta
 		return s.leaseConflict(agent, l)
 	}
 	return nil
+}
+
+// releaseLease ends in's lease of agent (a heartbeat with release: the
+// bridge stops); a lease in does not hold is left alone. in nil is a 400.
+func (s *Service) releaseLease(ctx context.Context, agent string, in *client.BridgeInstance) (*client.HeartbeatResponse, error) {
+	if in == nil {
+		return nil, Invalid("release", "release needs the instance whose lease ends", "send instance with release")
+	}
+	err := s.Write(ctx, func(tx *Tx) error {
+		l, err := tx.GetBridgeLease(ctx, agent)
+		if err != nil || l.Instance != in.ID {
+			return err
+		}
+		return tx.SetBridgeLease(ctx, agent, store.BridgeLease{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &client.HeartbeatResponse{Status: "ok", AllowedModels: []client.ModelRef{}}, nil
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/gateway"
@@ -13,8 +14,9 @@ import (
 // listing (409 bridge_instance_conflict naming the holder's host, process and
 // connection time), and so is an older bridge (no instance) on register and the
 // listing, while its heartbeat is answered as before. The lease passes to another
-// instance once the holder was silent longer than the online time, or at once when
-// the registration replaces the holder; the holder then is the refused one.
+// instance once the holder was silent longer than the online time, at once when
+// the registration replaces the holder (the holder then is the refused one), and
+// at once when the holder releases it.
 func TestBridgeLeaseRefusesASecondInstanceUntilItExpiresOrIsReplaced(t *testing.T) {
 	e := newEnv(t)
 	dsh := e.agent("dsh") // registered without an instance: no lease yet
@@ -31,10 +33,11 @@ func TestBridgeLeaseRefusesASecondInstanceUntilItExpiresOrIsReplaced(t *testing.
 	if err := reg(a, ""); err != nil {
 		t.Fatal(err)
 	}
+	since := "at 2026-09-02T10:00:00Z" // when the holder connected
 	conflict := func(what string, err error) {
 		t.Helper()
 		ae := wantStatus(t, err, 409, client.CodeBridgeInstanceConflict)
-		for _, want := range []string{`host "build-1"`, "process 4242", "connected from", "2026-09-02T10:00:00Z"} {
+		for _, want := range []string{`host "build-1"`, "process 4242", "connected from", since} {
 			if !strings.Contains(ae.Body.Error, want) {
 				t.Errorf("%s: message %q lacks %q", what, ae.Body.Error, want)
 			}
@@ -80,6 +83,20 @@ func TestBridgeLeaseRefusesASecondInstanceUntilItExpiresOrIsReplaced(t *testing.
 	if err := beat(b); err == nil {
 		t.Fatal("the replaced instance's heartbeat was answered")
 	}
+	// A bridge that stops releases its lease: the next one connects at once.
+	if _, err := dsh.Heartbeat(e.ctx(), client.HeartbeatRequest{Instance: b, Release: true}); err != nil {
+		t.Fatal(err)
+	}
+	since = "at " + e.clock.Now().UTC().Format(time.RFC3339)
+	conflict("register after a release by a non-holder", reg(b, ""))
+	if _, err := dsh.Heartbeat(e.ctx(), client.HeartbeatRequest{Instance: a, Release: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg(b, ""); err != nil {
+		t.Fatalf("register after the holder released its lease: %v", err)
+	}
+	_, err = dsh.Heartbeat(e.ctx(), client.HeartbeatRequest{Release: true})
+	wantStatus(t, err, 400, "")
 
 	for field, in := range map[string]*client.BridgeInstance{
 		"instance.id":   {ID: "no spaces"},
