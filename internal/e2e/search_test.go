@@ -59,6 +59,8 @@ func TestSearchChineseAndEnglishOverTheBinary(t *testing.T) {
 	for q, want := range map[string]string{
 		"部署":                   "Re: 上线计划 release plan | 上线计划 release plan",
 		"生产环境":                 "上线计划 release plan",
+		"部署到生产环境":              "上线计划 release plan", // six character pairs, each hit checked for the word
+		"生产部署":                 "",
 		"production":           "Re: 上线计划 release plan",
 		"CAFE":                 "Re: 上线计划 release plan",
 		`"build cache"`:        "上线计划 release plan",

@@ -27,6 +27,10 @@ const (
 	searchSnippetRunes = 160
 )
 
+// searchMaxChecked bounds the candidates of Verify tiers one page loads
+// and checks (search.Tier.Verify); a variable for a test of the bound.
+var searchMaxChecked = 1000
+
 // SearchRequest is one page of a mail search.
 type SearchRequest struct {
 	Q      string
@@ -62,7 +66,11 @@ func searchDoc(m store.MailRow, recips []store.RecipientRow, hasAttachment bool)
 // (each tier's list newest first), whatever the number of matches. Each hit
 // carries its tier's score and its subject and a body snippet as
 // highlighted plain-text spans. NextCursor is bound to the query and order
-// it was given for.
+// it was given for. A tier whose index answer is a superset (search.Tier
+// Verify: a Chinese word of three characters or more on PostgreSQL) has
+// each candidate checked against the mail itself; a page checks at most
+// searchMaxChecked of them and may then hold fewer than Limit hits with a
+// NextCursor.
 //
 // Errors: 400 naming q when it is empty after trimming, longer than
 // MaxSearchRunes, holds a NUL, is not UTF-8 or does not parse (a filter
@@ -115,49 +123,77 @@ func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (
 		}
 		sessionIDs = append(sessionIDs, id)
 	}
-	match := search.Compile(query, p.Name, sessionIDs, order == client.SearchRelevance)
+	match := search.Compile(query, p.Name, sessionIDs,
+		search.CompileOptions{Ranked: order == client.SearchRelevance, Pairs: s.Store.SearchPairs()})
 	fp := searchFingerprint(query, order)
 	at, err := parseSearchCursor(req.Cursor, fp, len(match.Tiers))
 	if err != nil {
 		return nil, err
 	}
 	// The page and one more: tier by tier from the cursor's, each newest
-	// first, until limit+1 candidates are in hand.
+	// first, until limit+1 candidates are in hand. A Verify tier's
+	// candidates are loaded and checked as they come (search.Match.Holds),
+	// those that do not hold are passed over, and at most
+	// searchMaxChecked are read for one page: a page cut short by that
+	// bound has fewer hits and a next_cursor where the reading stopped.
 	type cand struct {
 		store.SearchCandidate
 		tier int
 	}
 	var cands []cand
+	byID := map[string]store.ViewedMail{}
+	out := &client.SearchResults{Hits: []client.SearchHit{}, Sort: order}
+	checked := 0
+tiers:
 	for tier := at.tier; tier < len(match.Tiers) && len(cands) <= limit; tier++ {
 		filter := store.SearchFilter{Unread: query.Unread, After: query.After, Before: query.Before}
 		if tier == at.tier {
 			filter.BeforeDoc = at.beforeDoc
 		}
-		got, err := rq.SearchCandidates(ctx, match.Tiers[tier], p.Name, filter, limit+1-len(cands))
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range got {
-			cands = append(cands, cand{c, tier})
+		verify := match.Tiers[tier].Verify
+		for len(cands) <= limit {
+			want := limit + 1 - len(cands)
+			got, err := rq.SearchCandidates(ctx, match.Tiers[tier], p.Name, filter, want)
+			if err != nil {
+				return nil, err
+			}
+			if !verify {
+				for _, c := range got {
+					cands = append(cands, cand{c, tier})
+				}
+				break
+			}
+			if err := loadSearchHits(ctx, rq, p.Name, got, byID); err != nil {
+				return nil, err
+			}
+			for _, c := range got {
+				if r, ok := byID[c.MailID]; ok && match.Holds(tier, r.Subject, r.Body, r.FromName) {
+					cands = append(cands, cand{c, tier})
+				}
+			}
+			if len(got) < want {
+				break // the tier has no more
+			}
+			filter.BeforeDoc = got[len(got)-1].DocID
+			if checked += len(got); checked >= searchMaxChecked && len(cands) <= limit {
+				out.NextCursor = searchCursor{fp: fp, tier: tier, beforeDoc: filter.BeforeDoc}.String()
+				break tiers
+			}
 		}
 	}
-	out := &client.SearchResults{Hits: []client.SearchHit{}, Sort: order}
 	if len(cands) > limit {
 		last := cands[limit-1]
 		out.NextCursor = searchCursor{fp: fp, tier: last.tier, beforeDoc: last.DocID}.String()
 		cands = cands[:limit]
 	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.MailID
+	var missing []store.SearchCandidate
+	for _, c := range cands {
+		if _, ok := byID[c.MailID]; !ok {
+			missing = append(missing, c.SearchCandidate)
+		}
 	}
-	rows, err := rq.ViewMails(ctx, p.Name, ids)
-	if err != nil {
+	if err := loadSearchHits(ctx, rq, p.Name, missing, byID); err != nil {
 		return nil, err
-	}
-	byID := map[string]store.ViewedMail{}
-	for _, r := range rows {
-		byID[r.MailID] = r
 	}
 	inScope := map[string]bool{}
 	var page []store.ViewedMail
@@ -190,6 +226,26 @@ func (s *Service) Search(ctx context.Context, p *Principal, req SearchRequest) (
 			Snippet: textSpans(search.Snippet(query, r.Body, searchSnippetRunes))})
 	}
 	return out, nil
+}
+
+// loadSearchHits adds the mails of cands that viewer may read to byID
+// (store.Q.ViewMails: an id viewer neither sent nor received stays absent).
+func loadSearchHits(ctx context.Context, rq *store.Q, viewer string, cands []store.SearchCandidate, byID map[string]store.ViewedMail) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.MailID
+	}
+	rows, err := rq.ViewMails(ctx, viewer, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		byID[r.MailID] = r
+	}
+	return nil
 }
 
 // searchFingerprint identifies a query and order: the parsed query (so

@@ -146,3 +146,78 @@ func TestSearchFindsOnlyOwnMails(t *testing.T) {
 	_, err = claude.MeSearch(e.ctx(), client.SearchQuery{Q: "deploy"})
 	wantStatus(t, err, 403, "person_only")
 }
+
+// A Chinese word of three characters finds exactly the mails that hold it,
+// on both databases: PostgreSQL's index answers the conjunction of its
+// character pairs, and a mail with the pairs apart (数据…据库) is checked
+// and passed over, in every tier and across pages; excluding the word
+// keeps such a mail.
+func TestSearchChinesePhraseFindsOnlyTheWord(t *testing.T) {
+	e := newEnv(t)
+	claude := e.agent("claude")
+	ann := e.person("ann")
+	send := func(subject, body string) string {
+		t.Helper()
+		m, err := ann.MeSend(e.ctx(), client.SendMailRequest{To: "claude@/srv.new", Subject: subject, Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.MailID
+	}
+	inBody := send("迁移", "数据库已经迁移")
+	apart := send("数据，据库", "数据和据库不是一个词") // both pairs in subject and body, the word in neither
+	var apartMore []string
+	for i := 0; i < 3; i++ {
+		apartMore = append(apartMore, send("据库", "数据 x 据库"))
+	}
+	inSubject := send("数据库备份", "今晚")
+	bodyOfApart := send("数据，据库", "请检查数据库") // not in its subject, in its body
+	ids := func(l *client.SearchResults) string {
+		var out []string
+		for _, h := range l.Hits {
+			out = append(out, h.Mail.MailID)
+		}
+		return strings.Join(out, ",")
+	}
+	for q, want := range map[string]string{
+		"数据库":            inSubject + "," + bodyOfApart + "," + inBody, // subject first, then newest first
+		`"数据库"`:          inSubject + "," + bodyOfApart + "," + inBody,
+		"数据库 -迁移":        inSubject + "," + bodyOfApart,
+		"据库 -数据库":        strings.Join([]string{apartMore[2], apartMore[1], apartMore[0], apart}, ","),
+		"数据 据库 -\"数据库\"": apart + "," + strings.Join([]string{apartMore[2], apartMore[1], apartMore[0]}, ","),
+	} {
+		got, err := claude.SearchMail(e.ctx(), client.SearchQuery{Q: q})
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if ids(got) != want {
+			t.Errorf("%q: %s, want %s", q, ids(got), want)
+		}
+	}
+	// Page by page, one hit each, in both orders: every mail with the word
+	// once, none without it.
+	for _, order := range []string{client.SearchRelevance, client.SearchNewest} {
+		var seen []string
+		cursor := ""
+		for page := 0; ; page++ {
+			if page > 10 {
+				t.Fatalf("%s: more than 10 pages", order)
+			}
+			got, err := claude.SearchMail(e.ctx(), client.SearchQuery{Q: "数据库", Limit: 1, Sort: order, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, ids(got))
+			if cursor = got.NextCursor; cursor == "" {
+				break
+			}
+		}
+		want := inSubject + "," + bodyOfApart + "," + inBody
+		if order == client.SearchNewest {
+			want = bodyOfApart + "," + inSubject + "," + inBody
+		}
+		if strings.Join(seen, ",") != want {
+			t.Errorf("%s pages: %q, want %s", order, seen, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Doc is what the index holds of one mail: its text and its facets.
@@ -104,12 +105,26 @@ func (d Doc) FTSColumns() (subject, body, sender, head, facets string) {
 // maxPosition is PostgreSQL's largest tsvector position.
 const maxPosition = 16383
 
+// isPairToken reports whether tok is a token that pairs with its neighbour
+// (a single Han, Hiragana or Katakana character).
+func isPairToken(tok string) bool {
+	r, size := utf8.DecodeRuneInString(tok)
+	return size == len(tok) && r != utf8.RuneError && isCJK(r)
+}
+
 // TSVector answers the PostgreSQL tsvector literal of the document: each
 // text token with its positions (subject, sender and body in one sequence,
 // a gap between them so that no phrase spans two), the head lexemes
 // "h:token" of subject and sender at the same positions, and the facets
 // as lexemes "kind:hex" without positions; no text token can equal either
 // (text tokens have no ':'), and no facet kind is "h".
+//
+// Character pairs (migration 0049): two adjacent tokens of one field that
+// are both single Chinese or Japanese characters are also the lexeme of the
+// two characters at the first one's position ("数据" beside "数" and "据",
+// "h:数据" in the head), so that a Chinese word is one or a few GIN
+// lookups instead of a phrase checked row by row. No word token holds such
+// a character, so a pair equals no other token.
 func (d Doc) TSVector() string {
 	pos := map[string][]int{}
 	at := func(w string, n int) {
@@ -122,6 +137,7 @@ func (d Doc) TSVector() string {
 	}
 	n := 0
 	for i, field := range []string{d.Subject, d.Sender, d.Body} {
+		prev, prevAt := "", 0 // the previous token when it pairs, and its position
 		for _, w := range indexedWords(field) {
 			n++
 			if n > maxPosition {
@@ -131,6 +147,17 @@ func (d Doc) TSVector() string {
 			if i < 2 {
 				at(headLexeme+w, n)
 			}
+			if !isPairToken(w) {
+				prev = ""
+				continue
+			}
+			if prev != "" {
+				at(prev+w, prevAt)
+				if i < 2 {
+					at(headLexeme+prev+w, prevAt)
+				}
+			}
+			prev, prevAt = w, n
 		}
 		n++
 	}
@@ -178,12 +205,29 @@ func quoteLexeme(s string) string {
 type Tier struct {
 	FTS, TSQuery string
 	Score        float64
+	// Verify is set when TSQuery finds a superset of the tier's mails: a
+	// Chinese or Japanese phrase of three characters or more is asked as
+	// the conjunction of its character pairs, which the GIN index answers
+	// without reading a row, and a mail with the pairs apart (数据 … 据库
+	// for 数据库) is among its hits. Each hit is then checked with
+	// Match.Holds before it is shown. FTS is exact either way.
+	Verify bool
+	head   int // what Holds checks: headAny, headAll or headSome
 }
+
+// What a tier asks of the head (subject and sender's name) besides every
+// term in the text.
+const (
+	headAny  = iota // nothing
+	headAll         // every term in the head
+	headSome        // some term in the head
+)
 
 // Match is a query restricted to the mails of one viewer, as its tiers,
 // best first: disjoint, and together exactly the mails the query matches.
 type Match struct {
 	Tiers []Tier
+	terms []Term
 }
 
 // Relevance tiers (Compile with ranked): every term in the subject or the
@@ -193,6 +237,18 @@ const (
 	ScoreSomeInHead = 2.0
 	ScoreBodyOnly   = 1.0
 )
+
+// CompileOptions are the choices of Compile.
+type CompileOptions struct {
+	// Ranked asks for the relevance tiers; without it the match is one
+	// tier of score 0, newest first.
+	Ranked bool
+	// Pairs writes the tsquery with the character pairs of Doc.TSVector;
+	// only when every index row has them (store.Store.SearchPairs: the
+	// rows written before migration 0049 are being indexed again). Without
+	// it a Chinese word is the phrase of its characters.
+	Pairs bool
+}
 
 // Compile answers the match of q over the mails viewer sent or received;
 // sessionIDs are the ids the session: filters named (resolved by the
@@ -205,7 +261,13 @@ const (
 // tier asks for the viewer, the filters and the head tokens only: a mail
 // with every term in its subject or sender's name has them in its text,
 // so the same mails come back without reading the terms' text lists.
-func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
+//
+// With opt.Pairs a term's Chinese characters are asked as their pairs:
+// 部署 is the one lexeme '部署'; 数据库 is '数据' & '据库' where the term
+// must hold (the tiers are then marked Verify) and the exact phrase
+// '数据' <-> '据库' where it must not (excluded terms, the "not every term
+// in the head" of a tier), so a tier never loses a mail it should hold.
+func Compile(q Query, viewer string, sessionIDs []string, opt CompileOptions) Match {
 	var fts, pg []string
 	add := func(f string) {
 		fts = append(fts, `facets : "`+f+`"`)
@@ -236,20 +298,22 @@ func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
 	// terms' text match follows), and reading the terms' long text lists
 	// there too would only cost.
 	facetsFTS, facetsPG := len(fts), len(pg)
-	var headFTS, headPG []string
+	var headFTS, headPG, headExact []string
+	verify := false
 	for _, t := range q.Terms {
-		f, p := t.compile("{subject body sender}", "", "")
-		fts, pg = append(fts, f), append(pg, p)
-		f, p = t.compile("head", headMarker, headLexeme)
-		headFTS, headPG = append(headFTS, f), append(headPG, p)
+		f, exact, loose := t.compile("{subject body sender}", "", "", opt.Pairs)
+		fts, pg = append(fts, f), append(pg, loose)
+		verify = verify || loose != exact
+		f, exact, loose = t.compile("head", headMarker, headLexeme, opt.Pairs)
+		headFTS, headPG, headExact = append(headFTS, f), append(headPG, loose), append(headExact, exact)
 	}
 	base := Tier{FTS: strings.Join(fts, " AND "), TSQuery: strings.Join(pg, " & ")}
 	filters := Tier{FTS: strings.Join(fts[:facetsFTS], " AND "), TSQuery: strings.Join(pg[:facetsPG], " & ")}
 	if len(q.Exclude) > 0 {
 		var nf, np []string
 		for _, t := range q.Exclude {
-			f, p := t.compile("{subject body sender}", "", "")
-			nf, np = append(nf, f), append(np, p)
+			f, exact, _ := t.compile("{subject body sender}", "", "", opt.Pairs)
+			nf, np = append(nf, f), append(np, exact)
 		}
 		exclude := func(t Tier) Tier {
 			return Tier{FTS: "(" + t.FTS + ") NOT (" + strings.Join(nf, " OR ") + ")",
@@ -257,38 +321,148 @@ func Compile(q Query, viewer string, sessionIDs []string, ranked bool) Match {
 		}
 		base, filters = exclude(base), exclude(filters)
 	}
-	if !ranked || len(q.Terms) == 0 {
-		return Match{Tiers: []Tier{base}}
+	m := Match{terms: q.Terms}
+	if !opt.Ranked || len(q.Terms) == 0 {
+		base.Verify = verify
+		m.Tiers = []Tier{base}
+		return m
 	}
-	all := Tier{FTS: "(" + strings.Join(headFTS, " AND ") + ")", TSQuery: "(" + strings.Join(headPG, " & ") + ")"}
-	some := Tier{FTS: "(" + strings.Join(headFTS, " OR ") + ")", TSQuery: "(" + strings.Join(headPG, " | ") + ")"}
-	tiers := []Tier{{FTS: "(" + filters.FTS + ") AND " + all.FTS, TSQuery: filters.TSQuery + " & " + all.TSQuery, Score: ScoreAllInHead}}
+	allFTS, someFTS := "("+strings.Join(headFTS, " AND ")+")", "("+strings.Join(headFTS, " OR ")+")"
+	all, notAll := "("+strings.Join(headPG, " & ")+")", "!("+strings.Join(headExact, " & ")+")"
+	some, notSome := "("+strings.Join(headPG, " | ")+")", "!("+strings.Join(headExact, " | ")+")"
+	m.Tiers = []Tier{{FTS: "(" + filters.FTS + ") AND " + allFTS, TSQuery: filters.TSQuery + " & " + all,
+		Score: ScoreAllInHead, Verify: verify, head: headAll}}
 	if len(q.Terms) > 1 {
-		tiers = append(tiers, Tier{FTS: "((" + base.FTS + ") AND " + some.FTS + ") NOT " + all.FTS,
-			TSQuery: base.TSQuery + " & " + some.TSQuery + " & !" + all.TSQuery, Score: ScoreSomeInHead})
+		m.Tiers = append(m.Tiers, Tier{FTS: "((" + base.FTS + ") AND " + someFTS + ") NOT " + allFTS,
+			TSQuery: base.TSQuery + " & " + some + " & " + notAll, Score: ScoreSomeInHead, Verify: verify, head: headSome})
 	}
-	tiers = append(tiers, Tier{FTS: "(" + base.FTS + ") NOT " + some.FTS,
-		TSQuery: base.TSQuery + " & !" + some.TSQuery, Score: ScoreBodyOnly})
-	return Match{Tiers: tiers}
+	m.Tiers = append(m.Tiers, Tier{FTS: "(" + base.FTS + ") NOT " + someFTS,
+		TSQuery: base.TSQuery + " & " + notSome, Score: ScoreBodyOnly, Verify: verify})
+	return m
 }
 
 // compile answers the term as an FTS5 phrase on columns and as a tsquery,
-// each token with marker (FTS5) or lexeme prefix (tsquery) before it.
-func (t Term) compile(columns, marker, lexeme string) (fts, pg string) {
+// each token with marker (FTS5) or lexeme prefix (tsquery) before it. The
+// tsquery is exact (the phrase of the term's tokens; with pairs, adjacent
+// Chinese characters as their pair lexemes, the distances kept) and loose:
+// for a term that is three or more such characters alone, the conjunction
+// of its pairs, which every mail with the phrase matches and a few without
+// it; otherwise loose is exact.
+func (t Term) compile(columns, marker, lexeme string, pairs bool) (fts, exact, loose string) {
 	toks := make([]string, len(t.Tokens))
-	parts := make([]string, len(t.Tokens))
 	for i, tok := range t.Tokens {
 		toks[i] = marker + tok
-		parts[i] = quoteLexeme(lexeme + tok)
 	}
 	phrase := `"` + strings.Join(toks, " ") + `"`
 	if t.Prefix {
 		phrase += "*"
-		parts[len(parts)-1] += ":*"
 	}
-	p := strings.Join(parts, " <-> ")
-	if len(parts) > 1 {
-		p = "(" + p + ")"
+	type item struct {
+		lexeme string
+		at     int // token index in the term
 	}
-	return columns + " : " + phrase, p
+	var items []item
+	onlyPairs := true
+	for i := 0; i < len(t.Tokens); i++ {
+		tok, last := t.Tokens[i], i == len(t.Tokens)-1
+		if pairs && !last && isPairToken(tok) && isPairToken(t.Tokens[i+1]) {
+			items = append(items, item{quoteLexeme(lexeme + tok + t.Tokens[i+1]), i})
+			if i+2 == len(t.Tokens) || !isPairToken(t.Tokens[i+2]) {
+				i++ // the second character is in this pair and begins none
+			}
+			continue
+		}
+		onlyPairs = false
+		l := quoteLexeme(lexeme + tok)
+		if last && t.Prefix {
+			l += ":*"
+		}
+		items = append(items, item{l, i})
+	}
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 {
+			if d := it.at - items[i-1].at; d == 1 {
+				b.WriteString(" <-> ")
+			} else {
+				b.WriteString(" <" + strconv.Itoa(d) + "> ")
+			}
+		}
+		b.WriteString(it.lexeme)
+	}
+	exact = b.String()
+	if len(items) > 1 {
+		exact = "(" + exact + ")"
+	}
+	loose = exact
+	if onlyPairs && len(items) > 1 {
+		lex := make([]string, len(items))
+		for i, it := range items {
+			lex[i] = it.lexeme
+		}
+		loose = "(" + strings.Join(lex, " & ") + ")"
+	}
+	return columns + " : " + phrase, exact, loose
+}
+
+// Holds reports whether a mail with subject, body and sender name (the
+// sender's name as indexed) holds what tier i asks of its terms: each term
+// in the text (subject, sender or body; a phrase within one of them), and
+// in the head (subject or sender) as the tier says. It checks a hit of a
+// Verify tier; what the tier excludes the index has answered exactly. The
+// whole text is read, so a mail the index matched on its indexed part
+// (the first MaxIndexedWords tokens of a field) always holds.
+func (m Match) Holds(i int, subject, body, sender string) bool {
+	fields := []*textField{{text: subject}, {text: sender}, {text: body}}
+	head := m.Tiers[i].head
+	inHead := 0
+	for _, t := range m.terms {
+		h := fields[0].has(t) || fields[1].has(t)
+		if h {
+			inHead++
+		} else if head == headAll || !fields[2].has(t) {
+			return false
+		}
+	}
+	return head != headSome || inHead > 0
+}
+
+// textField is one text field of a mail being checked, tokenized when a term
+// needs it.
+type textField struct {
+	text string
+	toks []Token
+	done bool
+}
+
+// has reports whether the term's tokens are adjacent tokens of the field
+// (the last a prefix when Term.Prefix).
+func (f *textField) has(t Term) bool {
+	if len(t.Tokens) == 0 {
+		return true
+	}
+	if !t.Prefix && plainHan(t.Tokens) && strings.Contains(f.text, strings.Join(t.Tokens, "")) {
+		return true // the characters themselves, each a token the text has as written
+	}
+	if !f.done {
+		f.toks, f.done = Tokenize(f.text), true
+	}
+	for i := range f.toks {
+		if t.matchAt(f.toks, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainHan reports whether every token is a CJK Unified Ideograph, which
+// folding leaves as it is: the text's own characters are then its tokens.
+func plainHan(toks []string) bool {
+	for _, tok := range toks {
+		r, size := utf8.DecodeRuneInString(tok)
+		if size != len(tok) || r < 0x4e00 || r > 0x9fff {
+			return false
+		}
+	}
+	return true
 }

@@ -72,7 +72,7 @@ func TestParseExcludes(t *testing.T) {
 	if !reflect.DeepEqual(terms, []string{"deploy", "e+mail"}) || !reflect.DeepEqual(excl, []string{"staging", "build+cache", "conf*"}) {
 		t.Fatalf("terms %q excluded %q", terms, excl)
 	}
-	m := Compile(q, "ann", nil, false)
+	m := Compile(q, "ann", nil, CompileOptions{})
 	if len(m.Tiers) != 1 || !strings.Contains(m.Tiers[0].FTS, `NOT ({subject body sender} : "staging" OR {subject body sender} : "build cache" OR {subject body sender} : "conf"*)`) ||
 		!strings.HasSuffix(m.Tiers[0].TSQuery, ` & !('staging' | ('build' <-> 'cache') | 'conf':*)`) {
 		t.Fatalf("match %+v", m)
@@ -81,7 +81,7 @@ func TestParseExcludes(t *testing.T) {
 
 func TestCompileRestrictsToViewer(t *testing.T) {
 	q, _ := Parse(`"部署" deplo* from:ann`)
-	m := Compile(q, "Claude", nil, false).Tiers[0]
+	m := Compile(q, "Claude", nil, CompileOptions{}).Tiers[0]
 	if !strings.HasPrefix(m.FTS, `facets : "`+PartyFacet("claude")+`"`) || !strings.Contains(m.FTS, `{subject body sender} : "部 署"`) ||
 		!strings.Contains(m.FTS, `"deplo"*`) {
 		t.Fatalf("fts %s", m.FTS)
@@ -92,7 +92,7 @@ func TestCompileRestrictsToViewer(t *testing.T) {
 	// Ranked: all terms in the head (the viewer and filters with the head
 	// condition alone: the text match follows from it), some of them, none;
 	// the last two the whole match and their head condition.
-	tiers := Compile(q, "Claude", nil, true).Tiers
+	tiers := Compile(q, "Claude", nil, CompileOptions{Ranked: true}).Tiers
 	if len(tiers) != 3 || tiers[0].Score != ScoreAllInHead || tiers[2].Score != ScoreBodyOnly ||
 		tiers[0].TSQuery != `'p:636c61756465' & ('f:616e6e') & (('h:部' <-> 'h:署') & 'h:deplo':*)` ||
 		tiers[0].FTS != `(facets : "`+PartyFacet("claude")+`" AND facets : ("`+facet(facetFrom, "ann")+`")) AND (head : "`+headMarker+`部 `+headMarker+`署" AND head : "`+headMarker+`deplo"*)` ||
@@ -100,7 +100,7 @@ func TestCompileRestrictsToViewer(t *testing.T) {
 		tiers[2].FTS != "("+m.FTS+`) NOT (head : "`+headMarker+`部 `+headMarker+`署" OR head : "`+headMarker+`deplo"*)` {
 		t.Fatalf("tiers %+v", tiers)
 	}
-	if one, _ := Parse("deploy"); len(Compile(one, "x", nil, true).Tiers) != 2 {
+	if one, _ := Parse("deploy"); len(Compile(one, "x", nil, CompileOptions{Ranked: true}).Tiers) != 2 {
 		t.Fatal("one term has two tiers")
 	}
 	d := Doc{Subject: "it's", Body: "a b a", Sender: "Ann", From: "ann", To: []string{"claude"}, SessionID: "s1", HasAttachment: true}
@@ -141,5 +141,70 @@ func TestIndexBoundsLargeBodies(t *testing.T) {
 	_, body, _, _, _ := d.FTSColumns()
 	if n := len(strings.Fields(body)); n != MaxIndexedWords {
 		t.Fatalf("%d words indexed", n)
+	}
+}
+
+// Adjacent Chinese characters of one field are also their pair, in the
+// text and the head, at the first one's position; a word token or a
+// character beside a non-Chinese token pairs with nothing.
+func TestTSVectorIndexesCharacterPairs(t *testing.T) {
+	d := Doc{Subject: "数据库", Body: "x 部署v2 据", Sender: "ann", From: "ann"}
+	got := d.TSVector()
+	for _, want := range []string{`'数据':1 `, `'据库':2 `, `'h:数据':1 `, `'h:据库':2 `, `'部署':8 `, `'据':2,11 `} {
+		if !strings.Contains(got+" ", want) {
+			t.Errorf("tsvector lacks %s: %s", want, got)
+		}
+	}
+	for _, no := range []string{`'库ann'`, `'署v2'`, `'库x'`, `'h:库部'`, `'v2据'`} {
+		if strings.Contains(got, no) {
+			t.Errorf("tsvector has %s: %s", no, got)
+		}
+	}
+}
+
+// With pairs, a two-character word is one lexeme, a longer one the
+// conjunction of its pairs where it must hold (the tier then verifies) and
+// their phrase where it must not; without pairs nothing changes.
+func TestCompileAsksForPairs(t *testing.T) {
+	q, _ := Parse(`数据库 部署v2 -"服务器"`)
+	m := Compile(q, "ann", nil, CompileOptions{Pairs: true}).Tiers[0]
+	if want := `'p:616e6e' & ('数据' & '据库') & ('部署' <2> 'v2') & !(('服务' <-> '务器'))`; m.TSQuery != want || !m.Verify {
+		t.Fatalf("tsquery %s (verify %v), want %s", m.TSQuery, m.Verify, want)
+	}
+	if plain := Compile(q, "ann", nil, CompileOptions{}).Tiers[0]; plain.Verify ||
+		plain.TSQuery != `'p:616e6e' & ('数' <-> '据' <-> '库') & ('部' <-> '署' <-> 'v2') & !(('服' <-> '务' <-> '器'))` {
+		t.Fatalf("without pairs: %+v", plain)
+	}
+	if two, _ := Parse("部署"); Compile(two, "ann", nil, CompileOptions{Pairs: true}).Tiers[0].TSQuery != `'p:616e6e' & '部署'` ||
+		Compile(two, "ann", nil, CompileOptions{Pairs: true}).Tiers[0].Verify {
+		t.Fatal("部署 is not the one lexeme")
+	}
+	q, _ = Parse("数据库 deploy")
+	tiers := Compile(q, "ann", nil, CompileOptions{Ranked: true, Pairs: true}).Tiers
+	if len(tiers) != 3 || tiers[0].TSQuery != `'p:616e6e' & (('h:数据' & 'h:据库') & 'h:deploy')` ||
+		!strings.HasSuffix(tiers[1].TSQuery, ` & (('h:数据' & 'h:据库') | 'h:deploy') & !(('h:数据' <-> 'h:据库') & 'h:deploy')`) ||
+		!strings.HasSuffix(tiers[2].TSQuery, ` & !(('h:数据' <-> 'h:据库') | 'h:deploy')`) {
+		t.Fatalf("tiers %+v", tiers)
+	}
+	m2 := Compile(q, "ann", nil, CompileOptions{Ranked: true, Pairs: true})
+	for _, c := range []struct {
+		tier                  int
+		subject, body, sender string
+		holds                 bool
+	}{
+		{0, "数据库 deploy", "", "ann", true},
+		{0, "数据，库 Deploy!", "", "ann", true}, // tokens, not characters: punctuation between them is no gap
+		{0, "数据 据库 deploy", "数据库", "ann", false},
+		{0, "数据库", "deploy", "ann", false},
+		{1, "deploy", "请看数据库", "ann", true},
+		{1, "deploy", "数据和据库", "ann", false},
+		{1, "数据库", "", "deploy", true}, // the sender's name is head text
+		{2, "x", "数据库 deploy", "ann", true},
+		{2, "x", "数据库", "ann", false},
+		{2, "数据", "库 deploy", "ann", false}, // no phrase across fields
+	} {
+		if got := m2.Holds(c.tier, c.subject, c.body, c.sender); got != c.holds {
+			t.Errorf("tier %d %q / %q / %q: holds %v", c.tier, c.subject, c.body, c.sender, got)
+		}
 	}
 }

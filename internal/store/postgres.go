@@ -150,6 +150,10 @@ func openPostgres(ctx context.Context, opt Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.startPairIndexing(ctx, opt.Log); err != nil { // search.go
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

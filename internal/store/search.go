@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -272,19 +274,8 @@ func (s *Store) backfillSearch(ctx context.Context) error {
 			if err := rows.Err(); err != nil || len(docs) == 0 {
 				return err
 			}
-			recips, err := q.RecipientsOf(ctx, ids)
-			if err != nil {
+			if err := q.addFacets(ctx, docs, ids); err != nil {
 				return err
-			}
-			atts, err := q.AttachmentIDs(ctx, ids)
-			if err != nil {
-				return err
-			}
-			for i := range docs {
-				for _, r := range recips[docs[i].MailID] {
-					docs[i].Doc.To = append(docs[i].Doc.To, r.Name)
-				}
-				docs[i].Doc.HasAttachment = len(atts[docs[i].MailID]) > 0
 			}
 			n, after = len(docs), docs[len(docs)-1].MailID
 			return q.IndexMails(ctx, docs)
@@ -300,6 +291,150 @@ func (s *Store) backfillSearch(ctx context.Context) error {
 		_, err := q.Exec(ctx, `UPDATE search_state SET backfilled = TRUE WHERE id = 1`)
 		return err
 	})
+}
+
+// addFacets sets the recipients and the attachment facet of docs, the
+// mails ids (in the same order) being indexed.
+func (q *Q) addFacets(ctx context.Context, docs []IndexedMail, ids []string) error {
+	recips, err := q.RecipientsOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	atts, err := q.AttachmentIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range docs {
+		for _, r := range recips[docs[i].MailID] {
+			docs[i].Doc.To = append(docs[i].Doc.To, r.Name)
+		}
+		docs[i].Doc.HasAttachment = len(atts[docs[i].MailID]) > 0
+	}
+	return nil
+}
+
+// SearchPairs reports whether every search index row has its character
+// pairs (search.Doc.TSVector), so that search.Compile may ask for them
+// (search.CompileOptions.Pairs). SQLite: always (FTS5 reads phrases from
+// its own lists). PostgreSQL: once the rows written before migration 0049
+// have been indexed again (indexPairs); until then a Chinese word is
+// asked as the phrase of its characters, which finds the same mails.
+func (s *Store) SearchPairs() bool { return s.dialect.Name() != "postgres" || s.pairsReady.Load() }
+
+// pairsBatch is how many index rows one transaction of indexPairs writes
+// again: small, so that the sends it runs beside wait little for it.
+var pairsBatch = 500
+
+// pairsRetry is how long indexPairs waits after a failed batch.
+const pairsRetry = time.Minute
+
+// startPairIndexing sets SearchPairs when search_state.pairs_done says
+// every row has its pairs, and otherwise indexes the rest in the
+// background (indexPairs) until it is done or the store closes.
+func (s *Store) startPairIndexing(ctx context.Context, log *slog.Logger) error {
+	var done bool
+	if err := s.Read().QueryRow(ctx, `SELECT pairs_done FROM search_state WHERE id = 1`).Scan(&done); err != nil {
+		return fmt.Errorf("store: read search_state: %w", err)
+	}
+	if done {
+		s.pairsReady.Store(true)
+		return nil
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	bg, stop := context.WithCancel(context.Background())
+	s.pairsStop, s.pairsDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.pairsDone)
+		for bg.Err() == nil {
+			err := s.indexPairs(bg)
+			if err == nil {
+				s.pairsReady.Store(true)
+				log.Info("store: the search index has the character pairs of every mail; Chinese words are looked up by them")
+				return
+			}
+			if bg.Err() != nil {
+				return
+			}
+			log.Error("store: indexing the character pairs of stored mails failed; Chinese searches stay slower until it succeeds, retrying",
+				"err", err, "retry_in", pairsRetry)
+			select {
+			case <-bg.Done():
+			case <-time.After(pairsRetry):
+			}
+		}
+	}()
+	return nil
+}
+
+// indexPairs writes the index rows of the mails indexed before migration
+// 0049 again, with their character pairs, pairsBatch rows per transaction
+// in doc_id order from search_state.pairs_through, and sets pairs_done
+// after the last. Each batch locks the search_state row, so replicas
+// starting together share the work instead of repeating it; rows written
+// meanwhile by sends have their pairs already and are written again
+// unchanged. A search meanwhile asks for characters, not pairs
+// (SearchPairs), so it finds every mail all along.
+func (s *Store) indexPairs(ctx context.Context) error {
+	for {
+		var finished bool
+		err := s.WriteShared(ctx, func(q *Q) error {
+			var through int64
+			if err := q.QueryRow(ctx, `SELECT pairs_through, pairs_done FROM search_state WHERE id = 1 FOR UPDATE`).Scan(&through, &finished); err != nil || finished {
+				return err
+			}
+			rows, err := q.Query(ctx, `SELECT d.doc_id, m.mail_id, m.session_id, m.from_name, m.subject, m.body, m.created_at
+				FROM search_docs d JOIN mails m ON m.mail_id = d.mail_id WHERE d.doc_id > ? ORDER BY d.doc_id LIMIT ?`, through, pairsBatch)
+			if err != nil {
+				return err
+			}
+			var docs []IndexedMail
+			var docIDs []int64
+			var ids []string
+			for rows.Next() {
+				var d IndexedMail
+				var docID, created int64
+				if err := rows.Scan(&docID, &d.MailID, &d.Doc.SessionID, &d.Doc.From, &d.Doc.Subject, &d.Doc.Body, &created); err != nil {
+					rows.Close()
+					return err
+				}
+				d.CreatedAt, d.Doc.Sender = FromMillis(created), d.Doc.From
+				docs, docIDs, ids = append(docs, d), append(docIDs, docID), append(ids, d.MailID)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(docs) == 0 {
+				finished = true
+				_, err := q.Exec(ctx, `UPDATE search_state SET pairs_done = TRUE WHERE id = 1`)
+				return err
+			}
+			if err := q.addFacets(ctx, docs, ids); err != nil {
+				return err
+			}
+			var b strings.Builder
+			args := make([]any, 0, 2*len(docs))
+			b.WriteString(`UPDATE search_docs AS d SET tsv = CAST(v.tsv AS tsvector) FROM (VALUES `)
+			for i, d := range docs {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(CAST(? AS BIGINT), CAST(? AS TEXT))")
+				args = append(args, docIDs[i], d.Doc.TSVector())
+			}
+			b.WriteString(`) AS v(doc_id, tsv) WHERE d.doc_id = v.doc_id`)
+			if _, err := q.Exec(ctx, b.String(), args...); err != nil {
+				return err
+			}
+			_, err = q.Exec(ctx, `UPDATE search_state SET pairs_through = ? WHERE id = 1`, docIDs[len(docIDs)-1])
+			return err
+		})
+		if err != nil || finished {
+			return err
+		}
+	}
 }
 
 // ExportMails answers at most limit mails after the mail id after in id

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,6 +56,14 @@ type Store struct {
 	writers int    // batches run at once (PostgresPool.Writers; SQLite: 1)
 	sync    string // SQLite PRAGMA synchronous: "FULL" or "NORMAL"
 	closeMu sync.Once
+
+	// pairsReady is set once every search index row has its character
+	// pairs (PostgreSQL, migration 0049); pairsStop ends the indexing of
+	// the rows still without them and pairsDone is closed when it has
+	// ended (search.go).
+	pairsReady atomic.Bool
+	pairsStop  context.CancelFunc
+	pairsDone  chan struct{}
 
 	// wraw is the SQLite writer connection the write loop holds
 	// (writebatch.go, sqliteconn.go), opened with writerPragmas; both
@@ -299,6 +308,10 @@ func takeLock(path string) (*os.File, error) {
 func (s *Store) Close() error {
 	var err error
 	s.closeMu.Do(func() {
+		if s.pairsStop != nil {
+			s.pairsStop()
+			<-s.pairsDone
+		}
 		s.batch.stop() // the write loop closes the writer connection
 		s.wsync.stop() // answers what the write loop's last batch handed over
 		err = errors.Join(err, s.ckpt.stop())
