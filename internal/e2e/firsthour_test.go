@@ -86,7 +86,8 @@ func TestNewcomerCommands(t *testing.T) {
 		`^agentmail version (v\d+\.\d+\.\d+\S*|devel [0-9a-f]{7}( \d{4}-\d\d-\d\dT\d\d:\d\dZ)?( \(modified\))?|devel \(no revision recorded in this build\))\n$`).MatchString(r.stdout) {
 		t.Fatalf("--version: exit %d, %q", r.code, r.stdout)
 	}
-	if r = runCLI(t, home, "", "__complete", "bridge", "--platform", ""); r.code != 0 || !strings.Contains(r.stdout, "claude\n") || !strings.Contains(r.stdout, "opencode\n") {
+	if r = runCLI(t, home, "", "__complete", "bridge", "--platform", ""); r.code != 0 || !strings.Contains(r.stdout, "claude\n") || !strings.Contains(r.stdout, "opencode\n") ||
+		!strings.Contains(r.stdout, "demo\n") {
 		t.Fatalf("completion of --platform: exit %d, %q", r.code, r.stdout)
 	}
 	// Every people's command is a command of the binary (cli.Commands is the one list).

@@ -35,7 +35,7 @@ type words struct {
 	written     string // %s path, %d bytes
 	replaced    string // %s path, %d bytes
 	denied      string // %s path
-	notAsked    string // %s path, %s reason (English)
+	notAsked    string // %s path, %s reason (noticeIn)
 	refused     string // %s path, %s reason (English)
 	writeFailed string // %s path, %s reason (English)
 	howToWrite  string
@@ -178,7 +178,7 @@ func (a answer) render(w words) string {
 			case o.failed != "":
 				fmt.Fprintf(&b, w.writeFailed+"\n", name, oneLine(o.failed, 300))
 			default:
-				fmt.Fprintf(&b, w.notAsked+"\n", name, strings.TrimSuffix(oneLine(nonEmpty(o.notice, "no permission"), 300), "."))
+				fmt.Fprintf(&b, w.notAsked+"\n", name, noticeIn(w.lang, o.notice))
 			}
 		}
 		b.WriteString("\n")
@@ -187,6 +187,43 @@ func (a answer) render(w words) string {
 	}
 	b.WriteString(w.connectReal + "\n")
 	return b.String()
+}
+
+// notices words the refusals of the core's permission path that come
+// without a person's decision, by the opening of their English text
+// (permission.go, which writes them for a model): the plan tier, a request
+// that reached nobody, the bridge stopping, the turn ending.
+var notices = []struct{ opening, en, zh string }{
+	{"this agent runs in the plan tier", "the agent runs with AGENTMAIL_PERMISSION_MODE=plan, where nothing is written", "该智能体以 AGENTMAIL_PERMISSION_MODE=plan 运行，不写入任何文件"},
+	{"the permission request could not reach a person", "", "权限请求未能送达任何人"},
+	{"the bridge is shutting down", "", "桥接程序正在关闭"},
+	{"the bridge stopped before a person decided", "", "桥接程序在有人决定前停止了"},
+	{"the turn ended before a person decided", "", "这一轮在有人决定前结束了"},
+	{"the platform gave this permission ask no id", "", "权限请求缺少编号"},
+	{"permission requests are off", "", "这个桥接程序没有开启权限请求，所以不写入"},
+}
+
+// noticeIn answers a refusal without a person's decision in language
+// lang, on one line without its final full stop; an unknown one in
+// Chinese keeps its English words after a Chinese opening.
+func noticeIn(lang, notice string) string {
+	en := strings.TrimSuffix(oneLine(nonEmpty(notice, "no permission"), 300), ".")
+	for _, n := range notices {
+		if !strings.HasPrefix(strings.ToLower(en), n.opening) {
+			continue
+		}
+		switch {
+		case lang == "zh":
+			return n.zh
+		case n.en != "":
+			return n.en
+		}
+		return en
+	}
+	if lang == "zh" {
+		return "未获许可（" + en + "）"
+	}
+	return en
 }
 
 // firstLines answers the body's first quoteLines lines (trailing blank
