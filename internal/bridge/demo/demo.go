@@ -61,6 +61,9 @@ const (
 	// scanLines is how many lines of the body are looked at for write
 	// lines.
 	scanLines = 200
+	// maxSessions bounds the sessions kept in memory; the least recently
+	// used one is forgotten first.
+	maxSessions = 1000
 )
 
 // WriteTool is the tool name of the demo's permission requests; the
@@ -215,6 +218,15 @@ func (a *Adapter) session(id, cwd string) (string, error) {
 			return "", fmt.Errorf("demo: a session id: %w", err)
 		}
 		id = "demo-" + hex.EncodeToString(raw)
+	}
+	if len(a.sessions) >= maxSessions {
+		oldest := ""
+		for k, s := range a.sessions {
+			if oldest == "" || s.updated.Before(a.sessions[oldest].updated) {
+				oldest = k
+			}
+		}
+		delete(a.sessions, oldest) // its next mail starts it again under the same id
 	}
 	a.sessions[id] = &session{cwd: cwd, updated: time.Now()}
 	return id, nil

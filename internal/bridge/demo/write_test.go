@@ -119,3 +119,25 @@ func TestWriteInsideWritesTheFile(t *testing.T) {
 		t.Errorf("the write reached outside the directory (stat: %v)", err)
 	}
 }
+
+func TestSessionsAreBoundedAndKeepTheirIDs(t *testing.T) {
+	a := New(Options{})
+	first, err := a.session("", "/w")
+	if err != nil || !strings.HasPrefix(first, "demo-") {
+		t.Fatalf("a new session = %q, %v", first, err)
+	}
+	if again, _ := a.session(first, "/w"); again != first {
+		t.Errorf("the session's next turn = %q, want %q", again, first)
+	}
+	if kept, _ := a.session("demo-from-before-a-restart", "/w"); kept != "demo-from-before-a-restart" {
+		t.Errorf("a session id from before a restart = %q, want it kept", kept)
+	}
+	for range maxSessions + 5 {
+		if _, err := a.session("", "/w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(a.sessions); n != maxSessions {
+		t.Errorf("%d sessions kept, want at most %d", n, maxSessions)
+	}
+}
