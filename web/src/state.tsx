@@ -2,7 +2,7 @@
 // event stream, the compose dialog, toasts, and the keyboard handlers of the
 // page in front.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
-import { api, ApiError, isNetworkError, setReachabilityHandler, setStorageFullHandler, storageIsFull } from './api/client'
+import { api, ApiError, isNetworkError, setReachabilityHandler, setStorageFailedHandler, setStorageFullHandler, storageIsFull, storageState } from './api/client'
 import { connectLive, type LiveState } from './api/events'
 import type { Counts, EventName, Mail, Me } from './api/types'
 import { activeTranslate, isLang, onLangChosen, useI18n } from './i18n'
@@ -34,6 +34,12 @@ export interface AppState {
   reachable: boolean
   /** storageFull holds the gateway's words while its disk is full (a write answered 507 storage_full, and /readyz still says so); null otherwise. */
   storageFull: string | null
+  /**
+   * storageFailed is true once the gateway could not write its database to
+   * disk (a write answered 503 storage_failed, or /readyz says "storage
+   * failed"), until /readyz answers without it (the gateway was restarted).
+   */
+  storageFailed: boolean
   /** announce tells listeners about a change this page made itself (the stream only carries others' doings). */
   announce: (e: LiveEvent) => void
   /** subscribe registers a listener for live events; returns the unsubscribe. */
@@ -75,6 +81,7 @@ export function errorText(e: unknown): string {
   if (isNetworkError(e)) return activeTranslate()('live.lost')
   if (e instanceof ApiError) {
     if (e.code === 'storage_full') return activeTranslate()('storage.full')
+    if (e.code === 'storage_failed') return activeTranslate()('storage.failed')
     const msg = withoutRuleCodes(e.message)
     return e.suggestion ? `${msg} — ${withoutRuleCodes(e.suggestion)}` : msg
   }
@@ -142,6 +149,22 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
     }, RETRY_MS)
     return () => clearInterval(timer)
   }, [storageFull])
+  // A write the gateway could not flush to disk shows the banner until
+  // /readyz answers without "storage failed": only a restart of the
+  // gateway clears it, and while it restarts /readyz gives no answer.
+  const [storageFailed, setStorageFailed] = useState(false)
+  useEffect(() => {
+    setStorageFailedHandler(() => setStorageFailed(true))
+    storageState().then((s) => s === 'failed' && setStorageFailed(true))
+    return () => setStorageFailedHandler(null)
+  }, [])
+  useEffect(() => {
+    if (!storageFailed) return
+    const timer = setInterval(() => {
+      storageState().then((s) => (s === 'ok' || s === 'full') && setStorageFailed(false))
+    }, RETRY_MS)
+    return () => clearInterval(timer)
+  }, [storageFailed])
   const wasUnreachable = useRef(false)
   useEffect(() => {
     if (!reachable) {
@@ -205,6 +228,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       live,
       reachable,
       storageFull,
+      storageFailed,
       announce: emit,
       subscribe,
       compose,
@@ -219,7 +243,7 @@ export function AppStateProvider({ me, onLogout, children }: { me: Me; onLogout:
       setHelpOpen,
       logout,
     }),
-    [me, counts, refreshCounts, live, reachable, storageFull, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
+    [me, counts, refreshCounts, live, reachable, storageFull, storageFailed, emit, subscribe, compose, toasts, notify, dismiss, setKeyHandlers, helpOpen, logout],
   )
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>
 }

@@ -47,6 +47,7 @@ export function fakeApp(over: Partial<AppState> = {}): FakeApp {
     live: 'open',
     reachable: true,
     storageFull: null,
+    storageFailed: false,
     announce: vi.fn(),
     subscribe: () => () => {},
     compose: null,

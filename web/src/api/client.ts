@@ -28,6 +28,7 @@ let csrfToken = ''
 let onUnauthorized: (() => void) | null = null
 let onReachability: ((reachable: boolean) => void) | null = null
 let onStorageFull: ((message: string) => void) | null = null
+let onStorageFailed: (() => void) | null = null
 
 /**
  * setStorageFullHandler is told the gateway's words whenever a request is
@@ -38,15 +39,40 @@ export function setStorageFullHandler(fn: ((message: string) => void) | null): v
   onStorageFull = fn
 }
 
-/** storageIsFull asks /readyz whether the gateway still reports a full disk; false when it cannot tell. */
-export async function storageIsFull(): Promise<boolean> {
+/**
+ * setStorageFailedHandler is told whenever a write is answered 503
+ * storage_failed: the gateway could not flush its database to disk and
+ * takes no write until an operator restarts it (docs/OPERATIONS.md, "When
+ * the disk fails a flush").
+ */
+export function setStorageFailedHandler(fn: (() => void) | null): void {
+  onStorageFailed = fn
+}
+
+/**
+ * StorageState is what /readyz says of the gateway's storage: 'full' (writes
+ * answer 507 storage_full), 'failed' (503 "storage failed": writes answer
+ * storage_failed until a restart), 'ok', or 'unknown' when /readyz gave no
+ * readable answer (the gateway is down or restarting).
+ */
+export type StorageState = 'ok' | 'full' | 'failed' | 'unknown'
+
+/** storageState asks /readyz about the gateway's storage (StorageState). */
+export async function storageState(): Promise<StorageState> {
   try {
     const res = await fetch('/readyz', { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-    const body = (await res.json()) as { storage?: string }
-    return body.storage === 'full'
+    const body = (await res.json()) as { status?: string; storage?: string }
+    if (body.status === 'storage failed') return 'failed'
+    if (body.storage === 'full') return 'full'
+    return body.status ? 'ok' : 'unknown'
   } catch {
-    return false
+    return 'unknown'
   }
+}
+
+/** storageIsFull asks /readyz whether the gateway still reports a full disk; false when it cannot tell. */
+export async function storageIsFull(): Promise<boolean> {
+  return (await storageState()) === 'full'
 }
 
 /** isNetworkError tells an error of a request that never reached the gateway (ApiError status 0). */
@@ -123,6 +149,7 @@ async function request<R>(method: string, path: string, body?: unknown, q?: Quer
   if (!res.ok) {
     if (res.status === 401 && onUnauthorized && path !== '/auth/login') onUnauthorized()
     if (res.status === 507) onStorageFull?.((data as Partial<T.ErrorBody>)?.error ?? '')
+    if (res.status === 503 && (data as Partial<T.ErrorBody>)?.code === 'storage_failed') onStorageFailed?.()
     throw new ApiError(res.status, (data as Partial<T.ErrorBody>) ?? {})
   }
   return data as R

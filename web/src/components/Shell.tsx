@@ -180,6 +180,11 @@ export function Shell({ path, children }: { path: string; children: ReactNode })
           {t('live.lost')}
         </div>
       )}
+      {app.storageFailed && (
+        <div role="alert" className="shrink-0 bg-red-100 px-3 py-1.5 text-center text-sm text-red-900" data-testid="storage-failed-banner">
+          {t(app.me.role === 'admin' ? 'storage.failed.admin' : 'storage.failed')}
+        </div>
+      )}
       {app.storageFull !== null && (
         <div role="alert" className="shrink-0 bg-red-100 px-3 py-1.5 text-center text-sm text-red-900" data-testid="storage-banner">
           {t('storage.full')}

@@ -82,7 +82,7 @@ export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => v
     const timer = setInterval(() => retry.current?.(), RETRY_MS)
     return () => clearInterval(timer)
   }, [network])
-  const plain = network || (error instanceof ApiError && error.code === 'storage_full') // errorText says it whole
+  const plain = network || (error instanceof ApiError && (error.code === 'storage_full' || error.code === 'storage_failed')) // errorText says it whole
   const msg = error instanceof ApiError && !plain ? withoutRuleCodes(error.message) : errorText(error)
   const sug = error instanceof ApiError && !plain && error.suggestion ? withoutRuleCodes(error.suggestion) : undefined
   return (
