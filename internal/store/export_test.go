@@ -7,3 +7,11 @@ func SetPairsBatch(n int) (restore func()) {
 	pairsBatch = n
 	return func() { pairsBatch = old }
 }
+
+// SetSearchWalkRows sets the rows a PostgreSQL search walks before it asks
+// the GIN index, for a test, and answers the function that restores it.
+func SetSearchWalkRows(n int) (restore func()) {
+	old := searchWalkRows
+	searchWalkRows = n
+	return func() { searchWalkRows = old }
+}

@@ -154,55 +154,118 @@ type SearchCandidate struct {
 
 // SearchCandidates answers at most limit mails matching the tier m (one of
 // search.Compile's, which restricts them to viewer's own mail) and the
-// filter, newest indexed first. Both indexes are read in doc_id order and
-// stop at limit, so the cost follows the matches read, not the size of the
-// mailbox.
+// filter, newest indexed first. The cost follows the matches read, not the
+// size of the mailbox: FTS5 reads its doclists in rowid order and stops at
+// limit (SQLite); PostgreSQL runs searchPostgres.
 func (q *Q) SearchCandidates(ctx context.Context, m search.Tier, viewer string, f SearchFilter, limit int) ([]SearchCandidate, error) {
+	if q.postgres() {
+		return q.searchPostgres(ctx, m, viewer, f, limit)
+	}
 	var query strings.Builder
 	var args []any
-	if q.postgres() {
-		query.WriteString(`SELECT d.doc_id, d.mail_id FROM search_docs d`)
-		if f.Unread {
-			query.WriteString(` JOIN mail_recipients r ON r.mail_id = d.mail_id AND r.name = ? AND r.is_read = FALSE`)
-			args = append(args, viewer)
-		}
-		query.WriteString(` WHERE d.tsv @@ CAST(? AS tsquery)`)
-		args = append(args, m.TSQuery)
-	} else {
-		// CROSS JOIN keeps the FTS table the outer loop, read newest first.
-		query.WriteString(`SELECT d.doc_id, d.mail_id FROM mail_fts f CROSS JOIN search_docs d`)
-		if f.Unread {
-			query.WriteString(` CROSS JOIN mail_recipients r`)
-		}
-		query.WriteString(` WHERE mail_fts MATCH ? AND d.doc_id = f.rowid`)
-		args = append(args, m.FTS)
-		if f.Unread {
-			query.WriteString(` AND r.mail_id = d.mail_id AND r.name = ? AND r.is_read = FALSE`)
-			args = append(args, viewer)
-		}
+	// CROSS JOIN keeps the FTS table the outer loop, read newest first.
+	query.WriteString(`SELECT d.doc_id, d.mail_id FROM mail_fts f CROSS JOIN search_docs d`)
+	if f.Unread {
+		query.WriteString(` CROSS JOIN mail_recipients r`)
 	}
-	// SQLite: the order and bound on the FTS rowid itself, which FTS5 reads
-	// in that order and stops at the limit (on d.doc_id it would sort
-	// every match first).
-	order := "d.doc_id"
-	if !q.postgres() {
-		order = "f.rowid"
+	query.WriteString(` WHERE mail_fts MATCH ? AND d.doc_id = f.rowid`)
+	args = append(args, m.FTS)
+	if f.Unread {
+		query.WriteString(` AND r.mail_id = d.mail_id AND r.name = ? AND r.is_read = FALSE`)
+		args = append(args, viewer)
 	}
+	// The order and bound on the FTS rowid itself, which FTS5 reads in
+	// that order and stops at the limit (on d.doc_id it would sort every
+	// match first).
+	where, wargs := f.docBounds("f.rowid")
+	query.WriteString(where)
+	args = append(args, wargs...)
+	query.WriteString(` ORDER BY f.rowid DESC LIMIT ?`)
+	args = append(args, limit)
+	return q.searchCandidates(ctx, query.String(), args...)
+}
+
+// searchWalkRows is how many of the newest index rows a PostgreSQL search
+// checks one by one before it asks the GIN index for the older matches.
+var searchWalkRows = 5000
+
+// searchPostgres answers SearchCandidates on PostgreSQL in two steps whose
+// plans do not rest on the planner's guess of how many rows match (it
+// multiplies the lexemes' frequencies, so '数据' & '据库', which occur
+// together, look 20 times rarer than they are, and a lexeme too rare for
+// its statistics looks common): first the newest searchWalkRows rows
+// (within the filter's bounds) are read backwards by doc_id and each
+// row's tsvector is checked, stopping at limit, which answers a common
+// word after a few hundred rows; when they hold fewer than limit matches,
+// the GIN index answers every match older than them (a rare word: few),
+// which are sorted and cut at the rest of limit.
+func (q *Q) searchPostgres(ctx context.Context, m search.Tier, viewer string, f SearchFilter, limit int) ([]SearchCandidate, error) {
+	join := ""
+	var joinArgs []any
+	if f.Unread {
+		join = ` JOIN mail_recipients r ON r.mail_id = d.mail_id AND r.name = ? AND r.is_read = FALSE`
+		joinArgs = []any{viewer}
+	}
+	where, wargs := f.docBounds("d.doc_id")
+	// The walk: a LIMIT inside the subquery keeps the planner from
+	// reading the GIN index for it.
+	args := append([]any{}, wargs...)
+	args = append(args, searchWalkRows)
+	args = append(args, joinArgs...)
+	args = append(args, m.TSQuery, limit)
+	out, err := q.searchCandidates(ctx, `SELECT d.doc_id, d.mail_id FROM (SELECT doc_id, mail_id, tsv FROM search_docs d WHERE TRUE`+where+
+		` ORDER BY d.doc_id DESC LIMIT ?) d`+join+` WHERE d.tsv @@ CAST(? AS tsquery) ORDER BY d.doc_id DESC LIMIT ?`, args...)
+	if err != nil || len(out) >= limit {
+		return out, err
+	}
+	// The oldest row the walk read; none when it read every row.
+	var oldest, read int64
+	args = append(append([]any{}, wargs...), searchWalkRows)
+	if err := q.QueryRow(ctx, `SELECT COALESCE(MIN(doc_id), 0), COUNT(*) FROM (SELECT doc_id FROM search_docs d WHERE TRUE`+where+
+		` ORDER BY d.doc_id DESC LIMIT ?) w`, args...).Scan(&oldest, &read); err != nil {
+		return nil, err
+	}
+	if read < int64(searchWalkRows) {
+		return out, nil
+	}
+	// The older matches from the GIN index: MATERIALIZED keeps the planner
+	// from walking them newest first again.
+	args = append([]any{}, joinArgs...)
+	args = append(args, m.TSQuery, oldest)
+	args = append(args, wargs...)
+	args = append(args, limit-len(out))
+	older, err := q.searchCandidates(ctx, `WITH m AS MATERIALIZED (SELECT d.doc_id, d.mail_id FROM search_docs d`+join+
+		` WHERE d.tsv @@ CAST(? AS tsquery) AND d.doc_id < ?`+where+`) SELECT doc_id, mail_id FROM m ORDER BY doc_id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, older...), nil
+}
+
+// docBounds answers the filter's bounds on the doc id column col and on
+// d.created_at as SQL conditions (each beginning " AND ") and their
+// arguments.
+func (f SearchFilter) docBounds(col string) (string, []any) {
+	var b strings.Builder
+	var args []any
 	if f.BeforeDoc > 0 {
-		query.WriteString(` AND ` + order + ` < ?`)
+		b.WriteString(` AND ` + col + ` < ?`)
 		args = append(args, f.BeforeDoc)
 	}
 	if !f.After.IsZero() {
-		query.WriteString(` AND d.created_at >= ?`)
+		b.WriteString(` AND d.created_at >= ?`)
 		args = append(args, Millis(f.After))
 	}
 	if !f.Before.IsZero() {
-		query.WriteString(` AND d.created_at < ?`)
+		b.WriteString(` AND d.created_at < ?`)
 		args = append(args, Millis(f.Before))
 	}
-	query.WriteString(` ORDER BY ` + order + ` DESC LIMIT ?`)
-	args = append(args, limit)
-	rows, err := q.Query(ctx, query.String(), args...)
+	return b.String(), args
+}
+
+// searchCandidates runs a query answering doc_id and mail_id rows.
+func (q *Q) searchCandidates(ctx context.Context, query string, args ...any) ([]SearchCandidate, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,92 @@ func TestSearchIndexesPairsOfRowsWrittenBefore(t *testing.T) {
 	}
 	if err := st.Read().QueryRow(ctx, `SELECT count(*) FROM search_docs d, unnest(d.tsv) u WHERE u.lexeme IN ('数据', '迁移', 'h:第一')`).Scan(&lexemes); err != nil || lexemes != 4 { // 数据 twice
 		t.Fatalf("pair lexemes after the indexing: %d, %v", lexemes, err)
+	}
+}
+
+// A search answers the same newest-first matches whether they lie in the
+// rows PostgreSQL walks or in the older ones it asks the GIN index for:
+// with a walk of 3 rows, matches among the newest, only among older ones,
+// across both, after a cursor, unread only, and none.
+func TestSearchCandidatesWalkThenIndex(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t)
+	defer store.SetSearchWalkRows(3)()
+	now := time.Now()
+	sess := store.SessionRow{SessionID: store.NewID(), Alias: "walk", AliasSource: "manual", CreatedBy: "ann", CreatedByKind: store.KindPerson, CreatedAt: now, LastActivity: now}
+	// Oldest first: which of 12 mails say what.
+	bodies := []string{"common rare", "common", "common", "rare", "common", "common", "common", "common", "common rare", "common", "common", "common"}
+	var ids []string
+	err := st.Write(ctx, func(q *store.Q) error {
+		ids = nil
+		if err := q.InsertSession(ctx, sess); err != nil {
+			return err
+		}
+		for i, body := range bodies {
+			m := store.MailRow{MailID: store.NewID(), SessionID: sess.SessionID, FromName: "ann", FromKind: store.KindPerson, FromAddress: "ann",
+				Subject: "s", Body: body, MailType: "normal", CreatedAt: now.Add(time.Duration(i) * time.Second)}
+			if err := q.InsertMail(ctx, m); err != nil {
+				return err
+			}
+			if err := q.InsertRecipient(ctx, store.RecipientRow{MailID: m.MailID, Name: "claude", Kind: store.KindAgent, Role: "to",
+				Address: "claude@/srv.walk", Read: i%2 == 0}); err != nil {
+				return err
+			}
+			if err := q.IndexMail(ctx, m.MailID, m.CreatedAt, search.Doc{Subject: m.Subject, Body: body, Sender: "ann", From: "ann", To: []string{"claude"}, SessionID: sess.SessionID}); err != nil {
+				return err
+			}
+			ids = append(ids, m.MailID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(text string, f store.SearchFilter, limit int) string {
+		t.Helper()
+		q, err := search.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Read().SearchCandidates(ctx, search.Compile(q, "claude", nil, search.CompileOptions{Pairs: true}).Tiers[0], "claude", f, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx []string
+		for _, c := range got {
+			for i, id := range ids {
+				if id == c.MailID {
+					idx = append(idx, fmt.Sprint(i))
+				}
+			}
+		}
+		return strings.Join(idx, ",")
+	}
+	cursorOf := func(text string, limit int) int64 {
+		t.Helper()
+		q, _ := search.Parse(text)
+		got, err := st.Read().SearchCandidates(ctx, search.Compile(q, "claude", nil, search.CompileOptions{}).Tiers[0], "claude", store.SearchFilter{}, limit)
+		if err != nil || len(got) != limit {
+			t.Fatalf("cursor of %q: %v, %v", text, got, err)
+		}
+		return got[limit-1].DocID
+	}
+	for _, c := range []struct {
+		q     string
+		f     store.SearchFilter
+		limit int
+		want  string
+	}{
+		{"common", store.SearchFilter{}, 2, "11,10"},                            // in the walk
+		{"rare", store.SearchFilter{}, 10, "8,3,0"},                             // older than the walk only
+		{"common", store.SearchFilter{}, 5, "11,10,9,8,7"},                      // the walk, then the index
+		{"rare", store.SearchFilter{BeforeDoc: cursorOf("rare", 1)}, 10, "3,0"}, // after a cursor
+		{"common", store.SearchFilter{Unread: true}, 4, "11,9,7,5"},             // odd ones unread
+		{"rare", store.SearchFilter{Unread: true}, 4, "3"},
+		{"nothing", store.SearchFilter{}, 4, ""},
+	} {
+		if got := find(c.q, c.f, c.limit); got != c.want {
+			t.Errorf("%q %+v limit %d: %s, want %s", c.q, c.f, c.limit, got, c.want)
+		}
 	}
 }
