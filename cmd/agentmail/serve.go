@@ -91,7 +91,7 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 			},
 			AttachmentDir: env.attachmentDir, SweepInterval: env.sweepInterval, AttachmentSweepInterval: env.attachmentSweepInterval,
 			Gateway: gateway.Config{MaxPendingPermissions: serveFlags.maxPendingPermissions,
-				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit,
+				AttachmentQuotaBytes: serveFlags.attachmentQuotaBytes, ScheduleLimit: env.scheduleLimit, MaxSessionsPerOwner: env.maxSessionsPerOwner,
 				OnlineWithin: serveFlags.agentOfflineAfter, ReservationOfflineTTL: env.reservationOfflineTTL},
 			Server: httpapi.Options{WebUI: webui.Handler(), SecureCookies: serveFlags.secureCookies,
 				MaxStreamsPerKey: serveFlags.maxStreamsPerKey, MaxAttachmentBytes: env.maxAttachmentBytes,
@@ -210,6 +210,9 @@ const (
 	envAttachmentSweepInterval = "AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL"
 	// envScheduleLimit is the per-owner schedule cap; default 50.
 	envScheduleLimit = "AGENTMAIL_SCHEDULE_LIMIT"
+	// envMaxSessionsPerOwner is how many sessions one person or agent may
+	// open; default gateway.DefaultMaxSessionsPerOwner (100000).
+	envMaxSessionsPerOwner = "AGENTMAIL_MAX_SESSIONS_PER_OWNER"
 	// envReservationOfflineTTL is how long the holder of a file reservation
 	// may go unseen before its reservations end (a Go duration); default
 	// 10 min (gateway.DefaultReservationOfflineTTL).
@@ -222,7 +225,7 @@ type serveEnvSettings struct {
 	maxAttachmentBytes                     int64
 	attachmentDir                          string
 	sweepInterval, attachmentSweepInterval time.Duration
-	scheduleLimit                          int
+	scheduleLimit, maxSessionsPerOwner     int
 	reservationOfflineTTL                  time.Duration
 	mcpHosts                               []string
 }
@@ -253,12 +256,17 @@ func readServeEnv(getenv func(string) string) (serveEnvSettings, error) {
 			*d.dst = n
 		}
 	}
-	if v := strings.TrimSpace(getenv(envScheduleLimit)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return x, fmt.Errorf("%s=%q: want a positive number", envScheduleLimit, v)
+	for _, l := range []struct {
+		env string
+		dst *int
+	}{{envScheduleLimit, &x.scheduleLimit}, {envMaxSessionsPerOwner, &x.maxSessionsPerOwner}} {
+		if v := strings.TrimSpace(getenv(l.env)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return x, fmt.Errorf("%s=%q: want a positive number", l.env, v)
+			}
+			*l.dst = n
 		}
-		x.scheduleLimit = n
 	}
 	x.attachmentDir = strings.TrimSpace(getenv(envAttachmentDir))
 	for _, h := range strings.Split(getenv(httpapi.EnvMCPHosts), ",") {

@@ -24,10 +24,11 @@ func TestReadServeEnvTakesEachSetting(t *testing.T) {
 		"AGENTMAIL_SWEEP_INTERVAL":            "100ms",
 		"AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL": "2m",
 		"AGENTMAIL_SCHEDULE_LIMIT":            "7",
+		"AGENTMAIL_MAX_SESSIONS_PER_OWNER":    "500",
 		"AGENTMAIL_MCP_HOSTS":                 " Mail.Example.org, ,agentmail.internal.lan ",
 	}))
 	want := serveEnvSettings{maxAttachmentBytes: 1024, attachmentDir: "/srv/att", sweepInterval: 100 * time.Millisecond,
-		attachmentSweepInterval: 2 * time.Minute, scheduleLimit: 7, mcpHosts: []string{"mail.example.org", "agentmail.internal.lan"}}
+		attachmentSweepInterval: 2 * time.Minute, scheduleLimit: 7, maxSessionsPerOwner: 500, mcpHosts: []string{"mail.example.org", "agentmail.internal.lan"}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, %v; want %+v", got, err, want)
 	}
@@ -38,6 +39,7 @@ func TestReadServeEnvTakesEachSetting(t *testing.T) {
 func TestReadServeEnvRefusesBadValues(t *testing.T) {
 	for _, c := range []struct{ name, value, want string }{
 		{"AGENTMAIL_MAX_ATTACHMENT_BYTES", "0", "want a positive number of bytes"},
+		{"AGENTMAIL_MAX_SESSIONS_PER_OWNER", "-3", "want a positive number"},
 		{"AGENTMAIL_MAX_ATTACHMENT_BYTES", "25MB", "want a positive number of bytes"},
 		{"AGENTMAIL_SWEEP_INTERVAL", "5", "want a positive duration such as 5s"},
 		{"AGENTMAIL_ATTACHMENT_SWEEP_INTERVAL", "-1m", "want a positive duration such as 5s"},

@@ -182,12 +182,29 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 			if strings.TrimSpace(ps.PlatformID) == "" {
 				return nil, Invalid(fmt.Sprintf("platform_sessions[%d].platform_id", i), "platform_id is required", "")
 			}
+			for _, f := range []struct {
+				name, v string
+				max     int
+			}{{"platform_id", ps.PlatformID, MaxPlatformIDRunes}, {"workspace", ps.Workspace, MaxWorkspacePathRunes},
+				{"slug", ps.Slug, MaxSlugRunes}, {"title", ps.Title, MaxSubjectRunes}} {
+				if err := tooLong(fmt.Sprintf("platform_sessions[%d].%s", i, f.name), f.v, f.max); err != nil { // textbounds.go
+					return nil, err
+				}
+			}
 		}
 	}
 	if req.Models != nil {
+		if n := len(*req.Models); n > MaxHeartbeatModels {
+			return nil, Invalid("models", fmt.Sprintf("%d models, at most %d", n, MaxHeartbeatModels), "send the models the agent may really use")
+		}
 		for i, m := range *req.Models {
 			if strings.TrimSpace(m.Model) == "" {
 				return nil, Invalid(fmt.Sprintf("models[%d].model", i), "model is required", "")
+			}
+			for _, f := range [][2]string{{"provider", m.Provider}, {"model", m.Model}, {"display_name", m.DisplayName}} {
+				if err := tooLong(fmt.Sprintf("models[%d].%s", i, f[0]), f[1], MaxModelRunes); err != nil { // textbounds.go
+					return nil, err
+				}
 			}
 		}
 	}

@@ -198,6 +198,9 @@ func normalize(a address.Address) address.Address {
 }
 
 func checkContent(spec *sendSpec) error {
+	if err := tooLong("session_alias", spec.sessionAlias, MaxAliasInputRunes); err != nil { // textbounds.go
+		return err
+	}
 	if utf8.RuneCountInString(spec.subject) > MaxSubjectRunes {
 		return Invalid("subject", fmt.Sprintf("subject is longer than %d characters", MaxSubjectRunes), "shorten it; the body has room")
 	}

@@ -81,7 +81,8 @@ func (s *Service) PutRun(ctx context.Context, p *Principal, id string, req clien
 		name, v string
 		max     int
 	}{{"last_tool", req.LastTool, client.MaxRunToolNameRunes}, {"last_tool_input", req.LastToolInput, client.MaxRunToolInputRunes},
-		{"stopped_by", req.StoppedBy, 200}, {"transcript_attachment_id", req.TranscriptAttachmentID, 200}} {
+		{"stopped_by", req.StoppedBy, 200}, {"transcript_attachment_id", req.TranscriptAttachmentID, 200},
+		{"model", req.Model, MaxModelRunes}, {"error", req.Error, MaxRunErrorRunes}} { // textbounds.go
 		if err := checkRunText(f.name, f.v, f.max); err != nil {
 			return nil, err
 		}

@@ -48,6 +48,11 @@ type Config struct {
 	// included; the next is a 409 schedule_limit. Default
 	// DefaultScheduleLimit (AGENTMAIL_SCHEDULE_LIMIT).
 	ScheduleLimit int
+	// MaxSessionsPerOwner is how many sessions one person or agent may
+	// open (sessions never close, so all it ever opened count); the next
+	// send that would open one is a 409 session_limit. Default
+	// DefaultMaxSessionsPerOwner (AGENTMAIL_MAX_SESSIONS_PER_OWNER).
+	MaxSessionsPerOwner int
 	// ScheduleZone is the zone in which an event_time without zone is read
 	// and reminder times are written; default time.Local (TZ).
 	ScheduleZone *time.Location
@@ -100,6 +105,9 @@ func (c *Config) fill() {
 	}
 	if c.BcryptCost == 0 {
 		c.BcryptCost = bcrypt.DefaultCost
+	}
+	if c.MaxSessionsPerOwner <= 0 {
+		c.MaxSessionsPerOwner = DefaultMaxSessionsPerOwner
 	}
 	if c.ScheduleLimit <= 0 {
 		c.ScheduleLimit = DefaultScheduleLimit

@@ -225,8 +225,9 @@ func aliasNotFoundIn(a address.Address, field string) error {
 		Suggestion: "check the alias (GET /api/v1/address/suggest); do not retry with .new, which would open an empty session (N-8)"}
 }
 
-// openSessionTx creates the session of a send, after the new-session rate
-// limit for agents (counted in the database under the sender's narrow lock,
+// openSessionTx creates the session of a send, after the bound on the
+// sessions one owner opens (Config.MaxSessionsPerOwner: 409 session_limit)
+// and the new-session rate limit for agents (counted in the database under the sender's narrow lock,
 // chooseSession, so it holds across replicas).
 // A send made with a turn token opens a delegated session (delegation.go
 // delegationOrigin: its errors come first): its origin is the turn's
@@ -236,6 +237,13 @@ func (s *Service) openSessionTx(ctx context.Context, tx *Tx, p *Principal, sende
 	origin, err := s.delegationOrigin(ctx, tx.Q, p)
 	if err != nil {
 		return store.SessionRow{}, err
+	}
+	if n, err := tx.SessionsCreatedBy(ctx, p.Name); err != nil {
+		return store.SessionRow{}, err
+	} else if n >= s.Config.MaxSessionsPerOwner {
+		return store.SessionRow{}, Conflict("session_limit",
+			fmt.Sprintf("%s has opened %d sessions, the limit is %d", p.Name, n, s.Config.MaxSessionsPerOwner),
+			"continue an existing conversation (reply to it, or address it by its alias), or ask the administrator to raise AGENTMAIL_MAX_SESSIONS_PER_OWNER")
 	}
 	if p.IsAgent() {
 		n, oldest, err := tx.SessionsCreatedSince(ctx, p.Name, tx.Now.Add(-s.Config.NewSessionWindow))

@@ -162,6 +162,9 @@ func (s *Service) UpdateSession(ctx context.Context, p *Principal, id string, re
 	}
 	var alias string
 	if req.Alias != nil {
+		if err := tooLong("alias", *req.Alias, MaxAliasInputRunes); err != nil { // textbounds.go
+			return nil, err
+		}
 		alias = address.SanitizeAlias(*req.Alias)
 		if alias == "" {
 			return nil, Invalid("alias", fmt.Sprintf("alias %q has nothing left after removing '.', '@', '/' and punctuation", *req.Alias),

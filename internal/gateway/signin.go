@@ -280,6 +280,11 @@ func (s *Service) knownDeviceKey(ctx context.Context, username, token string) (s
 // in lower case (NormalizeName).
 func (s *Service) Login(ctx context.Context, req client.LoginRequest, from SignInFrom) (*SignIn, error) {
 	req.Username = NormalizeName(req.Username)
+	if r := []rune(req.Username); len(r) > maxNameRunes {
+		// No name is longer (address.ValidName): it signs in nobody, and
+		// the throttle stores no more of it than of a real name.
+		req.Username = string(r[:maxNameRunes+1])
+	}
 	if req.Username == "" {
 		return nil, Invalid("username", "username is required", "send {\"username\":..., \"password\":...}")
 	}

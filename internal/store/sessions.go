@@ -328,6 +328,14 @@ func (q *Q) LockSession(ctx context.Context, id string) error {
 	return err
 }
 
+// SessionsCreatedBy counts every session a name created (the per-owner
+// bound; the mail_sessions_creator index answers it).
+func (q *Q) SessionsCreatedBy(ctx context.Context, creator string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM mail_sessions WHERE created_by = ?`, creator).Scan(&n)
+	return n, err
+}
+
 // SessionsCreatedSince counts the sessions a name created strictly after
 // since (a rolling window), and answers the oldest creation time among them
 // (for Retry-After).
