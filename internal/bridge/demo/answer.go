@@ -33,7 +33,6 @@ type words struct {
 	unlistable  string // %s reason
 	files       string
 	written     string // %s path, %d bytes
-	replaced    string // %s path, %d bytes
 	denied      string // %s path
 	notAsked    string // %s path, %s reason (noticeIn)
 	refused     string // %s path, %s reason (English)
@@ -61,7 +60,6 @@ var (
 		unlistable:  "Its entries cannot be listed: %s.",
 		files:       "**Files you asked me to write:**",
 		written:     "- %s: written (%d bytes), with your permission.",
-		replaced:    "- %s: replaced (%d bytes), with your permission.",
 		denied:      "- %s: not written: you denied it.",
 		notAsked:    "- %s: not written: %s.",
 		refused:     "- %s: refused and not asked for: %s.",
@@ -87,7 +85,6 @@ var (
 		unlistable:  "无法列出其中的内容：%s。",
 		files:       "**你要求写入的文件：**",
 		written:     "- %s：已写入（%d 字节），经你同意。",
-		replaced:    "- %s：已覆盖（%d 字节），经你同意。",
 		denied:      "- %s：未写入：你拒绝了。",
 		notAsked:    "- %s：未写入：%s。",
 		refused:     "- %s：已拒绝，未询问你：%s。",
@@ -167,8 +164,6 @@ func (a answer) render(w words) string {
 				name = modeltext.CodeSpan(oneLine(o.abs, 500))
 			}
 			switch {
-			case o.written >= 0 && o.replace:
-				fmt.Fprintf(&b, w.replaced+"\n", name, o.written)
 			case o.written >= 0:
 				fmt.Fprintf(&b, w.written+"\n", name, o.written)
 			case o.refused != "":

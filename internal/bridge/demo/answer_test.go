@@ -17,7 +17,7 @@ func TestAnswerSpeaksEachLanguageAndQuotesInertly(t *testing.T) {
 			Attachments: []client.Attachment{{}}}},
 		writes: []writeOutcome{
 			{w: WriteRequest{Path: "a.txt"}, abs: "/work/proj/a.txt", written: 4},
-			{w: WriteRequest{Path: "b.txt"}, abs: "/work/proj/b.txt", written: 4, replace: true},
+			{w: WriteRequest{Path: "b.txt"}, abs: "/work/proj/b.txt", written: -1, refused: refExists},
 			{w: WriteRequest{Path: "c.txt"}, abs: "/work/proj/c.txt", written: -1, denied: true},
 			{w: WriteRequest{Path: "../d"}, written: -1, refused: refDotDot},
 			{w: WriteRequest{Path: "e.txt"}, abs: "/work/proj/e.txt", written: -1,
@@ -32,12 +32,12 @@ func TestAnswerSpeaksEachLanguageAndQuotesInertly(t *testing.T) {
 		wants []string
 	}{
 		{en, []string{"`` Hi `there` ``", "````text\nline 1\n```\n# not a heading\nline 4\nline 5\n````", "(2 more lines not shown)", "1 attachment(s)",
-			"`/work/proj/a.txt`: written (4 bytes)", "`/work/proj/b.txt`: replaced (4 bytes)", "`/work/proj/c.txt`: not written: you denied it.",
+			"`/work/proj/a.txt`: written (4 bytes)", "`/work/proj/b.txt`: refused and not asked for: a file of that name exists", "`/work/proj/c.txt`: not written: you denied it.",
 			"`../d`: refused and not asked for: the path leaves the working directory",
 			"`/work/proj/e.txt`: not written: the agent runs with AGENTMAIL_PERMISSION_MODE=plan, where nothing is written.",
 			"`/work/proj/f.txt`: not written: the turn ended before a person decided.",
 			"- `src/`", "- … and 3 more", "Connect Claude Code"}},
-		{zh, []string{"`` Hi `there` ``", "（还有 2 行未显示）", "1 个附件", "`/work/proj/a.txt`：已写入（4 字节）", "`/work/proj/b.txt`：已覆盖",
+		{zh, []string{"`` Hi `there` ``", "（还有 2 行未显示）", "1 个附件", "`/work/proj/a.txt`：已写入（4 字节）", "`/work/proj/b.txt`：已拒绝，未询问你：同名文件已存在",
 			"`/work/proj/c.txt`：未写入：你拒绝了。", "`../d`：已拒绝，未询问你：路径离开了工作目录", "`/work/proj/e.txt`：未写入：该智能体以 AGENTMAIL_PERMISSION_MODE=plan 运行",
 			"`/work/proj/f.txt`：未写入：这一轮在有人决定前结束了。", "- ……还有 3 项", "连接真正的智能体"}},
 	} {

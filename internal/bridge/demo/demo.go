@@ -274,7 +274,6 @@ type writeOutcome struct {
 	w       WriteRequest
 	abs     string  // the file, when the path was acceptable
 	written int     // bytes written; -1 when nothing was written
-	replace bool    // an existing file was replaced
 	refused Refusal // why the path or content was refused, "" when acceptable
 	denied  bool    // a person denied it
 	notice  string  // the permission path's own words when it refused without a person (tier plan, shutdown, no gateway)
@@ -334,14 +333,17 @@ func (a *Adapter) write(ctx context.Context, req bridge.TurnRequest, psid string
 		}
 		return out
 	}
-	n, replaced, err := writeInside(req.Cwd, w.Path, []byte(w.Content+"\n"))
+	n, err := writeInside(req.Cwd, w.Path, []byte(w.Content+"\n"))
+	if errors.As(err, &out.refused) {
+		return out
+	}
 	if err != nil {
 		out.failed = err.Error()
 		a.log("demo: writing the approved file failed", "mail_id", req.MailID, "path", abs, "err", err)
 		activity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: WriteTool, Text: err.Error(), IsError: true})
 		return out
 	}
-	out.written, out.replace = n, replaced
+	out.written = n
 	activity(bridge.TurnActivity{Kind: bridge.ActivityToolResult, Tool: WriteTool, Text: fmt.Sprintf("wrote %d bytes to %s", n, abs)})
 	return out
 }

@@ -212,12 +212,19 @@ func TestDemoWritesOnlyWhatAPersonApproved(t *testing.T) {
 	dot := r.Send("demo@"+dir+".new", "Keys", "write .ssh/authorized_keys: d")
 	got = r.waitMail(r.Admin, "the answer to a dot name", answerTo(dot.MailID))
 	wantAll(t, "the answer to a dot name", got.Body, "`.ssh/authorized_keys`: refused and not asked for: names starting with a dot")
+	// An existing file (the one approved above) is never replaced, nor asked for.
+	again := r.Send("demo@"+dir+".new", "Again", "write hello.txt: something else")
+	got = r.waitMail(r.Admin, "the answer to an existing name", answerTo(again.MailID))
+	wantAll(t, "the answer to an existing name", got.Body, "refused and not asked for: a file of that name exists")
+	if b, err := os.ReadFile(target); err != nil || string(b) != "Hello from the demo\n" {
+		t.Errorf("%s after a write to an existing name = %q, %v; want it unchanged", target, b, err)
+	}
 	for _, p := range []string{filepath.Join(filepath.Dir(dir), "escape.txt"), abs, filepath.Join(outside, "x.txt"), filepath.Join(dir, ".ssh")} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s exists after a refused write (stat: %v)", p, err)
 		}
 	}
-	for _, sid := range []string{sent.SessionID, dot.SessionID} {
+	for _, sid := range []string{sent.SessionID, dot.SessionID, again.SessionID} {
 		for _, m := range r.Matching(permissionIn(sid)) {
 			t.Errorf("a refused path was asked for: %s", m.Subject)
 		}

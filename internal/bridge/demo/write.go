@@ -90,6 +90,7 @@ const (
 	refKept       Refusal = "kept"
 	refNoFolder   Refusal = "no-folder"
 	refNotFile    Refusal = "not-file"
+	refExists     Refusal = "exists"
 )
 
 // refusals words each Refusal in English and Chinese.
@@ -107,6 +108,7 @@ var refusals = map[Refusal][2]string{
 	refKept:       {"the path is inside a folder the bridge keeps to itself (keys, the gateway's data)", "路径位于桥接程序保留的目录里（密钥、网关数据）"},
 	refNoFolder:   {"its folder does not exist; folders are not created", "所在目录不存在；不会创建目录"},
 	refNotFile:    {"the path names something that is not a regular file", "路径指向的不是普通文件"},
+	refExists:     {"a file of that name exists; the demo only creates new files", "同名文件已存在；演示智能体只创建新文件"},
 }
 
 // Error answers the refusal's English text.
@@ -130,8 +132,10 @@ var errLink = errors.New("a symbolic link is on the way")
 // an empty, absolute or too long name (over MaxPath bytes), control or
 // invisible format characters, a backslash, a ".." component, a component
 // starting with "." (.git, .ssh, .agentmail), a symbolic link anywhere
-// below cwd, a parent directory that does not exist (none is created), an
-// existing entry that is not a regular file, and anything inside hidden.
+// below cwd, a parent directory that does not exist (none is created), any
+// existing entry (the demo creates new files only, so an approved mail
+// can never overwrite a database, a key or a source file in the
+// directory), and anything inside hidden.
 // cwd itself may be reached through links; the answer is below its
 // resolved form.
 func Confine(cwd, name string, hidden []string) (string, error) {
@@ -181,7 +185,9 @@ func Confine(cwd, name string, hidden []string) (string, error) {
 	}
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
 		return "", refuse(refNotFile)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if err == nil {
+		return "", refuse(refExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
 	return target, nil
@@ -189,27 +195,29 @@ func Confine(cwd, name string, hidden []string) (string, error) {
 
 // writeInside writes content to name below cwd through an os.Root, so that
 // the write cannot leave the directory even if the tree changed after
-// Confine (a link planted since then is followed only within it). It
-// answers the bytes written and whether a file was replaced.
-func writeInside(cwd, name string, content []byte) (int, bool, error) {
+// Confine (a link planted since then is followed only within it). The
+// file must be new (O_EXCL): one created since Confine is left alone and
+// answered as refExists. It answers the bytes written.
+func writeInside(cwd, name string, content []byte) (int, error) {
 	dir, err := pathwalk.Resolve(cwd, 40, nil)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	defer root.Close()
-	rel := filepath.Clean(name)
-	_, statErr := root.Lstat(rel)
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := root.OpenFile(filepath.Clean(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return 0, refuse(refExists)
+	}
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	n, err := f.Write(content)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return n, statErr == nil, err
+	return n, err
 }

@@ -49,6 +49,9 @@ func TestConfineKeepsWritesInsideTheDirectory(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "there.txt"), []byte("kept as it is\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "inner")); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +86,7 @@ func TestConfineKeepsWritesInsideTheDirectory(t *testing.T) {
 		{"file-link", "", refLink},
 		{"missing/x", "", refNoFolder},
 		{"sub", "", refNotFile},
+		{"there.txt", "", refExists},
 		{"kept/x", "", refKept},
 		{".", "", refNotInside},
 	} {
@@ -99,20 +103,22 @@ func TestConfineKeepsWritesInsideTheDirectory(t *testing.T) {
 
 func TestWriteInsideWritesTheFile(t *testing.T) {
 	dir := t.TempDir()
-	n, replaced, err := writeInside(dir, "a.txt", []byte("one\n"))
-	if err != nil || n != 4 || replaced {
-		t.Fatalf("first write = %d, %v, %v", n, replaced, err)
+	n, err := writeInside(dir, "a.txt", []byte("one\n"))
+	if err != nil || n != 4 {
+		t.Fatalf("first write = %d, %v", n, err)
 	}
-	n, replaced, err = writeInside(dir, "a.txt", []byte("two\n"))
-	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); err != nil || n != 4 || !replaced || string(b) != "two\n" {
-		t.Fatalf("second write = %d, %v, %v, file %q", n, replaced, err, b)
+	// A file that appeared since the check is left alone.
+	n, err = writeInside(dir, "a.txt", []byte("two\n"))
+	var why Refusal
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); !errors.As(err, &why) || why != refExists || n != 0 || string(b) != "one\n" {
+		t.Fatalf("second write = %d, %v, file %q; want refExists and the first content", n, err, b)
 	}
 	// A link planted after the check cannot carry the write out of the directory.
 	outside := t.TempDir()
 	if err := os.Symlink(filepath.Join(outside, "x"), filepath.Join(dir, "late")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := writeInside(dir, "late", []byte("x")); err == nil {
+	if _, err := writeInside(dir, "late", []byte("x")); err == nil {
 		t.Error("a write through a link to outside the directory succeeded")
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x")); !errors.Is(err, os.ErrNotExist) {
