@@ -6,7 +6,7 @@ import { api, list } from '../api/client'
 import type { Importance, Mail } from '../api/types'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
-import { isolatedText } from '../lib/text'
+import { isolatedName } from '../lib/text'
 import { errorText, useApp } from '../state'
 import { Button, UserText } from './ui'
 
@@ -187,7 +187,7 @@ export function ImportantRow({ m, className, onOpen, locale }: { m: Mail; classN
     <button type="button" className={`${className} flex flex-col gap-0.5 px-3 py-2.5`} onClick={onOpen} data-testid="important-row" data-importance={m.importance} data-unread={!m.read}>
       <span className="flex items-center gap-2">
         <ImportanceBadge importance={m.importance} />
-        <span className={`truncate text-sm ${m.read ? 'text-slate-800' : 'font-bold text-slate-900'}`}>{t('list.from', { name: isolatedText(m.from_name) })}</span>
+        <span className={`truncate text-sm ${m.read ? 'text-slate-800' : 'font-bold text-slate-900'}`}>{t('list.from', { name: isolatedName(m.from_name) })}</span>
         <span className="ml-auto shrink-0 text-xs text-slate-500">{formatFull(m.created_at, locale)}</span>
       </span>
       <span className="truncate text-sm text-slate-900">{m.subject ? <UserText text={m.subject} /> : t('list.noSubject')}</span>

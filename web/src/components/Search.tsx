@@ -5,7 +5,7 @@ import { useI18n } from '../i18n'
 import { formatWhen } from '../lib/format'
 import { visibleText, withoutRuleCodes } from '../lib/text'
 import { useAsync } from '../lib/hooks'
-import { ErrorBox, Spinner, UserText } from './ui'
+import { ErrorBox, Spinner, UserName } from './ui'
 
 /** SEARCH_PAGE is how many hits one page of results asks for. */
 export const SEARCH_PAGE = 50
@@ -118,7 +118,7 @@ export function SearchHits({ q, onOpen }: { q: string; onOpen: (hit: SearchHit) 
         <li key={h.mail.mail_id}>
           <button type="button" className="block w-full px-3 py-2 text-left hover:bg-slate-50 focus:bg-blue-50 focus:outline-none" onClick={() => onOpen(h)} data-testid="search-hit" data-mail={h.mail.mail_id}>
             <div className="flex items-baseline gap-2 text-xs text-slate-500">
-              <UserText className="truncate font-medium text-slate-700" text={h.mail.from_name} />
+              <UserName className="truncate font-medium text-slate-700" name={h.mail.from_name} />
               <span className="truncate">{h.mail.session_alias}</span>
               <span className="ml-auto shrink-0">{formatWhen(h.mail.created_at, locale)}</span>
             </div>

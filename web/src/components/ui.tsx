@@ -3,7 +3,7 @@ import { useEffect, useId, useRef, type ButtonHTMLAttributes, type ReactNode } f
 import { useI18n } from '../i18n'
 import { RETRY_MS, errorText } from '../state'
 import { ApiError, isNetworkError } from '../api/client'
-import { visibleText, withoutRuleCodes } from '../lib/text'
+import { nameScripts, nameText, visibleText, withoutRuleCodes } from '../lib/text'
 
 type Variant = 'primary' | 'secondary' | 'danger' | 'ghost' | 'success' | 'warn'
 
@@ -351,4 +351,20 @@ export function SecretOnce({ value, testId }: { value: string; testId?: string }
  */
 export function UserText({ text, className }: { text: string | null | undefined; className?: string }) {
   return <bdi className={className}>{visibleText(text)}</bdi>
+}
+
+/**
+ * UserName shows a person's or an agent's name as UserText does, and a name
+ * that mixes scripts (a look-alike of another name) with each letter
+ * outside its main script written as its code point (nameText), marked
+ * data-mixed-scripts and titled with the reason in the reader's language.
+ */
+export function UserName({ name, className }: { name: string | null | undefined; className?: string }) {
+  const { t } = useI18n()
+  const { mixed } = nameScripts(visibleText(name))
+  return (
+    <bdi className={className} data-mixed-scripts={mixed || undefined} title={mixed ? t('name.mixedScripts') : undefined}>
+      {nameText(name)}
+    </bdi>
+  )
 }

@@ -52,6 +52,7 @@ export const en = {
   'nav.unreadCount': '{count} unread',
   'nav.waitingCount': '{count} waiting',
 
+  'name.mixedScripts': 'This name mixes letters of different alphabets, so it can look like another name: the letters shown as <U+…> are from another alphabet.',
   'storage.failed': 'The gateway could not write to its disk and takes nothing new until it is restarted. Ask the gateway\'s administrator to check the disk of the gateway\'s machine and then restart the gateway. Your last change may not have been kept: look for it before you send it again.',
   'storage.failed.admin': 'The gateway could not write to its disk and takes nothing new until it is restarted. Check the disk of the gateway\'s machine (free space, errors in the system log), then restart the gateway. The last change before the failure may not have been kept: look for it before anyone sends it again.',
   'storage.full': 'The gateway\'s disk is full: nothing new can be sent or saved until space is freed on the gateway\'s machine. What is already here is safe; send again afterwards.',

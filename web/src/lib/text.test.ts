@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hasRuleCode, isolatedText, visibleText, withoutRuleCodes } from './text'
+import { hasRuleCode, isolatedName, isolatedText, nameScripts, nameText, visibleText, withoutRuleCodes } from './text'
 
 describe('withoutRuleCodes', () => {
   it.each([
@@ -37,5 +37,25 @@ describe('visibleText', () => {
   })
   it('isolatedText wraps the shown text in one first-strong isolate', () => {
     expect(isolatedText('a\u202eb')).toBe('\u2068a<U+202E>b\u2069')
+  })
+})
+
+describe('nameText', () => {
+  it.each([
+    ['p\u0430ypal', 'p<U+0430>ypal'], // Cyrillic а in a Latin name
+    ['\u0440\u0430ypal', '<U+0440><U+0430>ypal'], // two Cyrillic letters among four Latin ones
+    ['b\u043eb', 'b<U+043E>b'],
+    ['\u03bfpenai', '<U+03BF>penai'], // Greek ο
+    ['pay\u200bpal', 'pay<U+200B>pal'], // invisible characters as before
+  ])('marks %j as %j', (input, want) => {
+    expect(nameText(input)).toBe(want)
+    expect(nameScripts(input).mixed).toBe(input !== 'pay\u200bpal')
+  })
+  it.each(['bob', 'alice-2', '张san', '田中taro', '김bob', 'Иван', 'dsh_bot', ''])('leaves %j alone', (name) => {
+    expect(nameText(name)).toBe(name)
+    expect(nameScripts(name).mixed).toBe(false)
+  })
+  it('isolates a name placed in a sentence', () => {
+    expect(isolatedName('b\u043eb')).toBe('\u2068b<U+043E>b\u2069')
   })
 })

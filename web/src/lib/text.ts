@@ -49,3 +49,71 @@ export function visibleText(text: string | null | undefined): string {
 export function isolatedText(text: string | null | undefined): string {
   return `\u2068${visibleText(text)}\u2069`
 }
+
+// The scripts a name's letters are told apart by (the Unicode Script
+// property); a letter of none of them counts as 'Other'. Common and
+// Inherited characters (digits, '-', '_', combining marks) belong to none
+// and go with any script.
+const SCRIPTS = ['Latin', 'Cyrillic', 'Greek', 'Armenian', 'Georgian', 'Cherokee', 'Hebrew', 'Arabic', 'Thai', 'Devanagari',
+  'Han', 'Hiragana', 'Katakana', 'Hangul', 'Bopomofo'].map((s) => [s, new RegExp(`\\p{Script=${s}}`, 'u')] as const)
+const LETTER = /\p{L}/u
+
+function scriptOf(ch: string): string {
+  for (const [name, re] of SCRIPTS) if (re.test(ch)) return name
+  return LETTER.test(ch) ? 'Other' : ''
+}
+
+// UTS #39's highly restrictive combinations: Latin may go with Chinese,
+// Japanese or Korean writing, as the gateway allows in new names.
+const CJK_SETS = [
+  ['Latin', 'Han', 'Hiragana', 'Katakana'],
+  ['Latin', 'Han', 'Bopomofo'],
+  ['Latin', 'Han', 'Hangul'],
+]
+
+/**
+ * nameScripts answers the scripts of a name's letters in order of first
+ * appearance, and whether they mix beyond the highly restrictive level
+ * (UTS #39, the gateway's rule for new names): "bоb" with a Cyrillic о is
+ * mixed, "张san" is not.
+ */
+export function nameScripts(name: string): { scripts: string[]; mixed: boolean } {
+  const scripts: string[] = []
+  for (const ch of name) {
+    const s = scriptOf(ch)
+    if (s && !scripts.includes(s)) scripts.push(s)
+  }
+  const mixed = scripts.length > 1 && !CJK_SETS.some((set) => scripts.every((s) => set.includes(s)))
+  return { scripts, mixed }
+}
+
+/**
+ * nameText is visibleText for a person's or an agent's name that also marks
+ * a name mixing scripts (a homoglyph such as Cyrillic "а" in "pаypal"): every
+ * letter outside the name's main script (the one most of its letters are
+ * in; on a tie the first) is written as its code point, "p<U+0430>ypal",
+ * so the name cannot pass for another. Other names are visibleText.
+ */
+export function nameText(name: string | null | undefined): string {
+  const text = visibleText(name)
+  const { mixed } = nameScripts(text)
+  if (!mixed) return text
+  const count = new Map<string, number>()
+  for (const ch of text) {
+    const s = scriptOf(ch)
+    if (s) count.set(s, (count.get(s) ?? 0) + 1)
+  }
+  let main = ''
+  for (const [s, n] of count) if (!main || n > (count.get(main) ?? 0)) main = s
+  let out = ''
+  for (const ch of text) {
+    const s = scriptOf(ch)
+    out += s && s !== main ? `<U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>` : ch
+  }
+  return out
+}
+
+/** isolatedName is nameText wrapped in U+2068 … U+2069, as isolatedText. */
+export function isolatedName(name: string | null | undefined): string {
+  return `\u2068${nameText(name)}\u2069`
+}

@@ -5,7 +5,7 @@ import { ImportanceBadge } from '../components/Coordination'
 import { Button, ErrorBox, Spinner, UserText } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
-import { isolatedText } from '../lib/text'
+import { isolatedName, isolatedText } from '../lib/text'
 import { useAsync } from '../lib/hooks'
 import { navigate } from '../router'
 import { errorText, useApp, useLive } from '../state'
@@ -86,7 +86,7 @@ function AckItem({ w, onChanged }: { w: AckWaiting; onChanged: () => void }) {
         {w.overdue && <span className="rounded bg-red-100 px-1.5 text-xs font-semibold text-red-800">{t('ack.overdue')}</span>}
       </div>
       <p className="mt-1 text-sm text-slate-700">
-        {w.role === 'sender' ? t('acks.youSent', { names: isolatedText(list(w.pending).join(', ')) }) : t('acks.youOwe', { name: isolatedText(w.from_name) })}
+        {w.role === 'sender' ? t('acks.youSent', { names: isolatedText(list(w.pending).join(', ')) }) : t('acks.youOwe', { name: isolatedName(w.from_name) })}
       </p>
       <div className="mt-2 flex gap-2">
         {w.role === 'recipient' && (

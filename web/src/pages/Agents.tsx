@@ -1,7 +1,7 @@
 import { api, list } from '../api/client'
 import type { Agent } from '../api/types'
 import { BudgetBadge } from '../components/Budget'
-import { Button, ErrorBox, Icon, Spinner, UserText } from '../components/ui'
+import { Button, ErrorBox, Icon, Spinner, UserName, UserText } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull, formatWhen } from '../lib/format'
 import { useAsync } from '../lib/hooks'
@@ -69,7 +69,7 @@ export function Agents() {
             <li key={a.name}>
               <a href={`/agents/${encodeURIComponent(a.name)}`} onClick={linkHandler(`/agents/${encodeURIComponent(a.name)}`)} className="flex flex-col gap-1 rounded-lg border border-slate-200 bg-white p-3 shadow-sm hover:border-blue-300" data-testid="agent-card">
                 <span className="flex items-center gap-2">
-                  <span className="font-semibold text-slate-900">{a.name}</span>
+                  <UserName className="font-semibold text-slate-900" name={a.name} />
                   <span className="ml-auto">
                     <StatusDot a={a} />
                   </span>
@@ -108,7 +108,7 @@ export function AgentPage({ name }: { name: string }) {
       ) : (
         <div className="flex max-w-5xl flex-col gap-4" data-testid="agent-detail">
           <header className="flex flex-wrap items-center gap-3">
-            <h1 className="text-xl font-semibold">{a.name}</h1>
+            <h1 className="text-xl font-semibold"><UserName name={a.name} /></h1>
             <StatusDot a={a} />
             <span className="text-sm text-slate-600">
               {t('agents.platform')}: {a.platform || '—'}

@@ -6,7 +6,7 @@ import { DelegationList, OriginLink } from '../components/Delegation'
 import { Markdown } from '../components/Markdown'
 import { PermissionCard, type Decision } from '../components/Permission'
 import { AckBox, ImportanceBadge, mailFrame } from '../components/Coordination'
-import { Button, ErrorBox, Icon, IconButton, Spinner, UserText, inputClass } from '../components/ui'
+import { Button, ErrorBox, Icon, IconButton, Spinner, UserName, UserText, inputClass } from '../components/ui'
 import { visibleText } from '../lib/text'
 import { useI18n, type Translate } from '../i18n'
 import { exportFileName, sessionMarkdown } from '../lib/exportmd'
@@ -385,7 +385,7 @@ function MailItem({
     >
       <header className="mb-2 flex flex-wrap items-baseline gap-x-2 gap-y-0.5 text-sm">
         <ImportanceBadge importance={m.importance} />
-        <UserText className="font-semibold text-slate-900" text={m.from_name} />
+        <UserName className="font-semibold text-slate-900" name={m.from_name} />
         <span className="font-mono text-xs text-slate-500">{m.from_address}</span>
         {label && <span className={`rounded px-1.5 text-[11px] font-medium ${failure ? 'bg-red-100 text-red-800' : 'bg-slate-100 text-slate-700'}`}>{label}</span>}
         <time className="ml-auto text-xs text-slate-500" dateTime={m.created_at} title={formatFull(m.created_at, locale)}>

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react
 import { api, list } from '../api/client'
 import type { Session, Tree, TreeNode } from '../api/types'
 import { DelegationList, OriginLink } from '../components/Delegation'
-import { Button, ErrorBox, Spinner, UserText } from '../components/ui'
+import { Button, ErrorBox, Spinner, UserName, UserText } from '../components/ui'
 import { useI18n } from '../i18n'
 import { formatFull } from '../lib/format'
 
@@ -134,7 +134,7 @@ export function TreeView({ mailId, onOpen, session, onOpenSession }: {
               >
                 <span className="flex items-baseline gap-2">
                   {failed && <span className="shrink-0 rounded bg-red-600 px-1.5 text-[10px] font-semibold text-white">{t('list.failed')}</span>}
-                  <UserText className="font-medium text-slate-900" text={n.from_name} />
+                  <UserName className="font-medium text-slate-900" name={n.from_name} />
                   {isFocus && <span className="rounded bg-blue-600 px-1 text-[10px] text-white">{t('tree.current')}</span>}
                   <UserText className="truncate text-xs text-slate-500" text={n.subject} />
                   <span className="ml-auto shrink-0 text-xs text-slate-500">{formatFull(n.created_at, locale)}</span>
