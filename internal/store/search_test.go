@@ -197,8 +197,8 @@ func TestSearchIndexesPairsOfRowsWrittenBefore(t *testing.T) {
 
 // A search answers the same newest-first matches whether they lie in the
 // rows PostgreSQL walks or in the older ones it asks the GIN index for:
-// with a walk of 3 rows, matches among the newest, only among older ones,
-// across both, after a cursor, unread only, and none.
+// with a first walk of 3 rows, matches among the newest, only among older
+// ones, across both, after a cursor, unread only, and none.
 func TestSearchCandidatesWalkThenIndex(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t)
@@ -206,7 +206,7 @@ func TestSearchCandidatesWalkThenIndex(t *testing.T) {
 	now := time.Now()
 	sess := store.SessionRow{SessionID: store.NewID(), Alias: "walk", AliasSource: "manual", CreatedBy: "ann", CreatedByKind: store.KindPerson, CreatedAt: now, LastActivity: now}
 	// Oldest first: which of 12 mails say what.
-	bodies := []string{"common rare", "common", "common", "rare", "common", "common", "common", "common", "common rare", "common", "common", "common"}
+	bodies := []string{"common rare", "common", "common", "rare", "common", "common", "common", "common", "common rare", "common", "common rare", "common"}
 	var ids []string
 	err := st.Write(ctx, func(q *store.Q) error {
 		ids = nil
@@ -269,9 +269,9 @@ func TestSearchCandidatesWalkThenIndex(t *testing.T) {
 		want  string
 	}{
 		{"common", store.SearchFilter{}, 2, "11,10"},                            // in the walk
-		{"rare", store.SearchFilter{}, 10, "8,3,0"},                             // older than the walk only
-		{"common", store.SearchFilter{}, 5, "11,10,9,8,7"},                      // the walk, then the index
-		{"rare", store.SearchFilter{BeforeDoc: cursorOf("rare", 1)}, 10, "3,0"}, // after a cursor
+		{"rare", store.SearchFilter{}, 10, "10,8,3,0"},                          // one in the first walk, then walking on
+		{"common", store.SearchFilter{}, 5, "11,10,9,8,7"},                      // walking on
+		{"rare", store.SearchFilter{BeforeDoc: cursorOf("rare", 2)}, 10, "3,0"}, // none in the walk: the index
 		{"common", store.SearchFilter{Unread: true}, 4, "11,9,7,5"},             // odd ones unread
 		{"rare", store.SearchFilter{Unread: true}, 4, "3"},
 		{"nothing", store.SearchFilter{}, 4, ""},
