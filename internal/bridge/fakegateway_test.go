@@ -50,6 +50,7 @@ type fakeGateway struct {
 	allowed      []client.ModelRef
 	unrestricted bool
 	failBeats    int   // fail this many heartbeats
+	beatErr      error // when set, every heartbeat answers it
 	permErr      error // RequestPermission fails with it
 }
 
@@ -251,6 +252,9 @@ func (g *fakeGateway) Heartbeat(ctx context.Context, req client.HeartbeatRequest
 	if g.failBeats > 0 {
 		g.failBeats--
 		return nil, fmt.Errorf("connection refused")
+	}
+	if g.beatErr != nil {
+		return nil, g.beatErr
 	}
 	pending := 0
 	for _, u := range g.unread {
