@@ -475,8 +475,8 @@ func (b *runner) statementTable(kind string, n int, stats *store.StatementStats,
 		count += st.Count
 		total += st.Total
 	}
-	b.logf("statements, %s sends, %d senders: %d statements, %s in them (all counted from the warm-up on; about %d mails)",
-		kind, n, count, total.Round(time.Millisecond), mails)
+	b.logf("statements, %s sends, %d senders: %d statements in %d round trips, %s in them (all counted from the warm-up on; about %d mails)",
+		kind, n, count, stats.RoundTrips(), total.Round(time.Millisecond), mails)
 	for _, st := range top {
 		q := st.Query
 		if len(q) > 110 {

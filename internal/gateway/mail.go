@@ -364,6 +364,10 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 		return nil, err
 	}
 	usesRound := p.IsAgent() && (spec.relay == "" || relayUsesRound(spec, parent))
+	// members: the session's members and their paths, read right after
+	// its row is locked (on PostgreSQL in the lock's round trip), for
+	// CreateMailTx; nil for a session this send opened (read there).
+	var members map[string]string
 	if !newSession && !usesRound {
 		// The session's own rules (its participants and their paths, a
 		// pending permission a reply decides) hold with the session's row
@@ -375,6 +379,9 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 			return nil, err
 		}
 		sess.LastActivity = tx.Now
+		if members, err = tx.ParticipantWorkspaces(ctx, sess.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	if turnRestricted(ctx, p.Name) && !newSession {
 		// A turn token writes into its own session and the sessions
@@ -425,11 +432,17 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	// Budget: an agent's own mail uses one round; relays use none (I-2),
 	// except a summary answering another agent's mail (relayrules.go).
 	if usesRound {
-		ok, err := tx.UseRound(ctx, sess.SessionID, tx.Now)
+		round := tx.UseRoundLater(ctx, sess.SessionID, tx.Now)
+		if !newSession {
+			if members, err = tx.ParticipantWorkspaces(ctx, sess.SessionID); err != nil {
+				return nil, err
+			}
+		}
+		n, err := round.RowsAffected(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if n != 1 {
 			msg := fmt.Sprintf("the round budget of session %q is spent (%d of %d rounds used)", sess.Alias, sess.UsedRounds, sess.BudgetMax)
 			if spec.relay != "" {
 				msg += "; a summary relay answering another agent's mail uses a round like a normal mail"
@@ -466,7 +479,8 @@ func (s *Service) sendTx(ctx context.Context, tx *Tx, p *Principal, spec *sendSp
 	}
 	created, err := s.CreateMailTx(ctx, tx, NewMail{Session: sess, ParentMailID: parentID, From: from, Subject: subject,
 		Body: body, MailType: spec.mailType, Relay: spec.relay, RelayKey: spec.relayKey, Recipients: recips,
-		AttachmentIDs: spec.attachmentIDs, Importance: spec.importance, AckRequired: spec.ackRequired, AckWithin: spec.ackWithin})
+		AttachmentIDs: spec.attachmentIDs, Importance: spec.importance, AckRequired: spec.ackRequired, AckWithin: spec.ackWithin,
+		Members: members})
 	if err != nil {
 		return nil, err
 	}

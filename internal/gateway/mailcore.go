@@ -43,6 +43,11 @@ type NewMail struct {
 	Importance  int
 	AckRequired bool
 	AckWithin   time.Duration
+	// Members are the session's members by name with their paths
+	// (store.Q.ParticipantWorkspaces), when the caller read them under
+	// the session's lock in this transaction; nil: CreateMailTx reads
+	// them. They are changed as the mail's parties join.
+	Members map[string]string
 }
 
 // CreatedMail is what CreateMailTx stored.
@@ -50,8 +55,9 @@ type CreatedMail struct {
 	Mail       store.MailRow
 	Session    store.SessionRow
 	Recipients []store.RecipientRow
-	// EventIDs are the new_mail event ids by recipient name.
-	EventIDs map[string]int64
+	// Events are the new_mail events by recipient name; on PostgreSQL
+	// their rows may still be queued (EventID runs the queue).
+	Events map[string]*store.Later
 	// Forward is true for a forward (T-5): ParentMailID then names the
 	// forwarded original, not a mail this one answers.
 	Forward bool
@@ -84,9 +90,12 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 	// The members' stored paths, read once: a join keeps a stored path and
 	// fills an empty one, so each party's path in the session after its
 	// join follows from them (no RETURNING per join).
-	members, err := tx.ParticipantWorkspaces(ctx, sess.SessionID)
-	if err != nil {
-		return nil, err
+	members := nm.Members
+	var err error
+	if members == nil {
+		if members, err = tx.ParticipantWorkspaces(ctx, sess.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	// The joins are written together after the recipients (one statement,
 	// AddParticipants): nothing in between reads them.
@@ -115,7 +124,7 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 	if err := tx.InsertMail(ctx, m); err != nil {
 		return nil, err
 	}
-	out := &CreatedMail{Mail: m, Session: sess, EventIDs: map[string]int64{}}
+	out := &CreatedMail{Mail: m, Session: sess, Events: map[string]*store.Later{}}
 	seen := map[string]bool{}
 	for i, r := range nm.Recipients {
 		if seen[r.Name] {
@@ -189,11 +198,11 @@ func (s *Service) CreateMailTx(ctx context.Context, tx *Tx, nm NewMail) (*Create
 		if r.Kind == store.KindAgent && m.FromKind == store.KindPerson {
 			ev.StopWord = IsStopWord(m.Body) // runs.go
 		}
-		id, err := tx.Emit(ctx, r.Name, client.EventNewMail, ev)
+		l, err := tx.EmitLater(ctx, r.Name, client.EventNewMail, ev)
 		if err != nil {
 			return nil, err
 		}
-		out.EventIDs[r.Name] = id
+		out.Events[r.Name] = l
 	}
 	tx.mailTypes = append(tx.mailTypes, m.MailType)
 	return out, nil

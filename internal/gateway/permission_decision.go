@@ -323,7 +323,11 @@ func (s *Service) decideByReply(ctx context.Context, tx *Tx, m *CreatedMail) err
 	if err := tx.SetMailBody(ctx, m.Mail.MailID, m.Mail.Body); err != nil {
 		return err
 	}
-	for _, id := range m.EventIDs {
+	for _, ev := range m.Events {
+		id, err := ev.EventID(ctx)
+		if err != nil {
+			return err
+		}
 		data, err := tx.EventData(ctx, id)
 		if err != nil {
 			return err

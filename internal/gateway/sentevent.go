@@ -36,6 +36,6 @@ func emitSentMail(ctx context.Context, tx *Tx, m *CreatedMail) error {
 		FromKind: m.Mail.FromKind, Subject: m.Mail.Subject, MailType: m.Mail.MailType, Role: RoleFrom,
 		SessionAlias: m.Session.Alias, ReplyAddress: reply, SelfAddress: m.Mail.FromAddress,
 		ParentMailID: m.Mail.ParentMailID, CreatedAt: m.Mail.CreatedAt}
-	_, err := tx.Emit(ctx, m.Mail.FromName, client.EventNewMail, ev)
+	_, err := tx.EmitLater(ctx, m.Mail.FromName, client.EventNewMail, ev)
 	return err
 }

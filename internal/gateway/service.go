@@ -244,3 +244,20 @@ func (tx *Tx) Emit(ctx context.Context, recipient, typ string, payload any) (int
 	}
 	return id, err
 }
+
+// EmitLater is Emit for an event whose id the caller does not need at
+// once: on PostgreSQL the row is queued with the transaction's other
+// waiting statements (store.Q.QueueEvent), and events queued one after
+// the other go as one insert. The id is the answer's EventID.
+func (tx *Tx) EmitLater(ctx context.Context, recipient, typ string, payload any) (*store.Later, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return nil, err
+	}
+	l := tx.QueueEvent(ctx, recipient, typ, b, tx.Now)
+	if err := l.Err(); err != nil {
+		return nil, err
+	}
+	tx.events++
+	return l, nil
+}

@@ -116,10 +116,10 @@ func (q *Q) SetAgentDefaultRounds(ctx context.Context, name string, rounds int) 
 	return err
 }
 
-// IncAgentSent counts one more mail sent by the agent.
+// IncAgentSent counts one more mail sent by the agent; queued as
+// InsertMail is.
 func (q *Q) IncAgentSent(ctx context.Context, name string) error {
-	_, err := q.Exec(ctx, `UPDATE agents SET sent_total = sent_total + 1 WHERE name = ?`, name)
-	return err
+	return q.execLater(ctx, `UPDATE agents SET sent_total = sent_total + 1 WHERE name = ?`, name)
 }
 
 // PlatformSessionRow is one mirrored platform session (W-3).

@@ -67,22 +67,23 @@ func scanMail(sc interface{ Scan(...any) error }, extra ...any) (MailRow, error)
 }
 
 // InsertMail stores a mail row (recipients and events are separate calls in
-// the same transaction).
+// the same transaction). In a PostgreSQL write transaction the insert is
+// queued (ExecLater): its error comes with a later statement or at the
+// request's end.
 func (q *Q) InsertMail(ctx context.Context, m MailRow) error {
 	var parent any
 	if m.ParentMailID != "" {
 		parent = m.ParentMailID
 	}
-	_, err := q.Exec(ctx, `INSERT INTO mails (`+mailCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	return q.execLater(ctx, `INSERT INTO mails (`+mailCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.MailID, m.SessionID, parent, m.FromName, m.FromKind, m.FromAddress, m.Subject, m.Body, m.MailType,
 		m.Relay, m.RelayKey, Millis(m.CreatedAt), m.Importance, m.AckRequired, NullMillis(m.AckDueAt))
-	return err
 }
 
 // InsertRecipient stores one addressee (unread) and counts it in the
-// recipient's unread counter.
+// recipient's unread counter; queued as InsertMail is.
 func (q *Q) InsertRecipient(ctx context.Context, r RecipientRow) error {
-	_, err := q.Exec(ctx, `INSERT INTO mail_recipients (mail_id, name, kind, role, address, workspace, is_read, read_at, position, importance)
+	err := q.execLater(ctx, `INSERT INTO mail_recipients (mail_id, name, kind, role, address, workspace, is_read, read_at, position, importance)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.MailID, r.Name, r.Kind, r.Role, r.Address, r.Workspace, r.Read, NullMillis(r.ReadAt), r.Position, r.Importance)
 	if err != nil || r.Read {
 		return err
@@ -107,10 +108,11 @@ func (q *Q) addUnread(ctx context.Context, name string, n int) error {
 	return err
 }
 
-// LinkAttachments records the attachment ids of a mail in order.
+// LinkAttachments records the attachment ids of a mail in order; queued as
+// InsertMail is.
 func (q *Q) LinkAttachments(ctx context.Context, mailID string, ids []string) error {
 	for i, id := range ids {
-		if _, err := q.Exec(ctx, `INSERT INTO mail_attachments (mail_id, attachment_id, position) VALUES (?, ?, ?)`, mailID, id, i); err != nil {
+		if err := q.execLater(ctx, `INSERT INTO mail_attachments (mail_id, attachment_id, position) VALUES (?, ?, ?)`, mailID, id, i); err != nil {
 			return err
 		}
 	}

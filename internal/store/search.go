@@ -27,12 +27,11 @@ func (q *Q) postgres() bool { return q.d.Name() == "postgres" }
 
 // IndexMail writes the index row of one mail; it is called in the
 // transaction that stores the mail (gateway CreateMailTx), so a committed
-// mail is always found.
+// mail is always found. On PostgreSQL it is queued as InsertMail is.
 func (q *Q) IndexMail(ctx context.Context, mailID string, createdAt time.Time, d search.Doc) error {
 	if q.postgres() {
-		_, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at, tsv) VALUES (?, ?, CAST(? AS tsvector))`,
+		return q.execLater(ctx, `INSERT INTO search_docs (mail_id, created_at, tsv) VALUES (?, ?, CAST(? AS tsvector))`,
 			mailID, Millis(createdAt), d.TSVector())
-		return err
 	}
 	res, err := q.Exec(ctx, `INSERT INTO search_docs (mail_id, created_at) VALUES (?, ?)`, mailID, Millis(createdAt))
 	if err != nil {

@@ -305,19 +305,22 @@ func (q *Q) SetPlatformSessionID(ctx context.Context, id, platformID string) err
 // nothing, when the budget is spent; the condition is in the UPDATE, so
 // concurrent senders cannot overdraw it.
 func (q *Q) UseRound(ctx context.Context, id string, now time.Time) (bool, error) {
-	res, err := q.Exec(ctx, `UPDATE mail_sessions SET used_rounds = used_rounds + 1, last_activity = ?
-		WHERE session_id = ? AND (budget_max = 0 OR used_rounds < budget_max)`, Millis(now), id)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
+	n, err := q.UseRoundLater(ctx, id, now).RowsAffected(ctx)
 	return n == 1, err
 }
 
-// TouchSession moves the session's last activity.
+// UseRoundLater is UseRound queued (ExecLater): its Later's RowsAffected
+// is 1 when the round was taken, 0 when the budget is spent. A read right
+// after it (ParticipantWorkspaces) goes in the same round trip.
+func (q *Q) UseRoundLater(ctx context.Context, id string, now time.Time) *Later {
+	return q.ExecLater(ctx, `UPDATE mail_sessions SET used_rounds = used_rounds + 1, last_activity = ?
+		WHERE session_id = ? AND (budget_max = 0 OR used_rounds < budget_max)`, Millis(now), id)
+}
+
+// TouchSession moves the session's last activity (locking its row); queued
+// as InsertMail is.
 func (q *Q) TouchSession(ctx context.Context, id string, now time.Time) error {
-	_, err := q.Exec(ctx, `UPDATE mail_sessions SET last_activity = ? WHERE session_id = ?`, Millis(now), id)
-	return err
+	return q.execLater(ctx, `UPDATE mail_sessions SET last_activity = ? WHERE session_id = ?`, Millis(now), id)
 }
 
 // LockSession locks the session's row until the transaction ends (an
@@ -379,10 +382,15 @@ func (q *Q) AddParticipant(ctx context.Context, p ParticipantRow) error {
 	return err
 }
 
+// addParticipantLater is AddParticipant queued as InsertMail is.
+func (q *Q) addParticipantLater(ctx context.Context, p ParticipantRow) error {
+	return q.execLater(ctx, joinParticipant, p.SessionID, p.Name, p.Kind, p.Workspace, Millis(p.JoinedAt), Millis(p.LastActivity))
+}
+
 // AddParticipants is AddParticipant for several rows of one mail, in one
 // statement: a name given twice counts once (its first row, with the
 // first non-empty workspace of its rows, which is what joining twice
-// stores). Rows are written in name order.
+// stores). Rows are written in name order. Queued as InsertMail is.
 func (q *Q) AddParticipants(ctx context.Context, rows []ParticipantRow) error {
 	byName := map[string]int{}
 	merged := make([]ParticipantRow, 0, len(rows))
@@ -400,7 +408,7 @@ func (q *Q) AddParticipants(ctx context.Context, rows []ParticipantRow) error {
 	case 0:
 		return nil
 	case 1:
-		return q.AddParticipant(ctx, merged[0])
+		return q.addParticipantLater(ctx, merged[0])
 	}
 	sort.Slice(merged, func(i, j int) bool {
 		if merged[i].SessionID != merged[j].SessionID {
@@ -419,8 +427,7 @@ func (q *Q) AddParticipants(ctx context.Context, rows []ParticipantRow) error {
 		args = append(args, r.SessionID, r.Name, r.Kind, r.Workspace, Millis(r.JoinedAt), Millis(r.LastActivity))
 	}
 	b.WriteString(joinParticipantConflict)
-	_, err := q.Exec(ctx, b.String(), args...)
-	return err
+	return q.execLater(ctx, b.String(), args...)
 }
 
 // JoinSession is AddParticipant answering the participant's workspace in
@@ -437,21 +444,25 @@ func (q *Q) JoinSession(ctx context.Context, p ParticipantRow) (string, error) {
 // their path in it ("" for one without a path). With it a writer joining
 // several parties knows each one's path after AddParticipant without a
 // RETURNING per join (on SQLite each RETURNING costs a temporary table).
+// In a PostgreSQL write transaction it goes in one round trip with the
+// statements queued before it (the session's lock, UseRoundLater or
+// TouchSession).
 func (q *Q) ParticipantWorkspaces(ctx context.Context, sessionID string) (map[string]string, error) {
-	rows, err := q.Query(ctx, `SELECT name, workspace FROM session_participants WHERE session_id = ?`, sessionID)
+	out := map[string]string{}
+	err := q.queryPipelined(ctx, func(next func() bool, scan func(...any) error) error {
+		for next() {
+			var name, ws string
+			if err := scan(&name, &ws); err != nil {
+				return err
+			}
+			out[name] = ws
+		}
+		return nil
+	}, `SELECT name, workspace FROM session_participants WHERE session_id = ?`, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var name, ws string
-		if err := rows.Scan(&name, &ws); err != nil {
-			return nil, err
-		}
-		out[name] = ws
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Participants answers a session's members in joining order.

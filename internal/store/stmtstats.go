@@ -13,12 +13,15 @@ import (
 // Off (nil) by default; when on, each statement costs a clock read and a
 // map update under a mutex.
 type StatementStats struct {
-	mu sync.Mutex
-	m  map[string]*StatementStat
+	mu    sync.Mutex
+	m     map[string]*StatementStat
+	trips int // round trips: one per statement, one per pipelined batch
 }
 
 // StatementStat is one query text's count and total time (the time of
-// Exec, or of Query/QueryRow until the call returns, not the row reads).
+// Exec, or of Query/QueryRow until the call returns, not the row reads;
+// a statement that went in a pipelined batch (pipeline.go) gets an equal
+// share of the batch's time).
 type StatementStat struct {
 	Query string
 	Count int
@@ -47,7 +50,37 @@ func (s *StatementStats) add(query string, d time.Duration) {
 	}
 	st.Count++
 	st.Total += d
+	s.trips++
 	s.mu.Unlock()
+}
+
+// addPipeline counts the statements of one pipelined batch, one round
+// trip for all.
+func (s *StatementStats) addPipeline(queries []string, d time.Duration) {
+	if len(queries) == 0 {
+		return
+	}
+	share := d / time.Duration(len(queries))
+	s.mu.Lock()
+	for _, q := range queries {
+		st := s.m[q]
+		if st == nil {
+			st = &StatementStat{Query: strings.Join(strings.Fields(q), " ")}
+			s.m[q] = st
+		}
+		st.Count++
+		st.Total += share
+	}
+	s.trips++
+	s.mu.Unlock()
+}
+
+// RoundTrips answers how many round trips the statements counted took:
+// one per statement run alone, one per pipelined batch.
+func (s *StatementStats) RoundTrips() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trips
 }
 
 // Top answers the statements by total time, most first.

@@ -440,6 +440,13 @@ type Q struct {
 	// batch to write before its commit (SQLite, ftsbatch.go).
 	ftsLater bool
 	ftsRows  []ftsRow
+
+	// pipe queues the statements of a PostgreSQL write transaction that
+	// can wait (pipeline.go), nil elsewhere; pipeErr is the first error a
+	// run of it answered in this request, which every later statement of
+	// the request answers too.
+	pipe    *pgPipe
+	pipeErr error
 }
 
 // InTx reports whether q is a write transaction.
@@ -453,8 +460,14 @@ func (q *Q) Dialect() Dialect { return q.d }
 // (shared) transaction, and a request that has begun writing finishes its
 // few statements anyway.
 
-// Exec runs a statement with `?` placeholders.
+// Exec runs a statement with `?` placeholders (in a PostgreSQL write
+// transaction after the statements queued before it, pipeline.go).
 func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if q.pipe != nil {
+		if err := q.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add(query, time.Since(t0)) }()
 	}
@@ -477,6 +490,11 @@ func (q *Q) Exec(ctx context.Context, query string, args ...any) (sql.Result, er
 
 // Query runs a query with `?` placeholders. The rows must be closed.
 func (q *Q) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	if q.pipe != nil {
+		if err := q.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add(query, time.Since(t0)) }()
 	}
@@ -507,6 +525,11 @@ func (q *Q) Query(ctx context.Context, query string, args ...any) (*Rows, error)
 // QueryRow runs a single-row query with `?` placeholders; its Scan must
 // be called.
 func (q *Q) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	if q.pipe != nil {
+		if err := q.Flush(ctx); err != nil {
+			return &Row{err: err}
+		}
+	}
 	if t, t0 := traceStart(); t != nil {
 		defer func() { t.add(query, time.Since(t0)) }()
 	}
