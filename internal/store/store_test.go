@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -240,33 +239,19 @@ func TestSQLiteSynchronousIsFullByDefault(t *testing.T) {
 	}
 }
 
-// batchOfWrites runs n writes so that most share one batch: the first
-// holds the writer until the others have been started, then all finish.
-// fn(i) is the i-th write's function; it answers each write's error.
-func batchOfWrites(t *testing.T, st *Store, n int, fn func(i int, q *Q) error) []error {
-	t.Helper()
-	ctx := context.Background()
-	gate := make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- st.Write(ctx, func(q *Q) error { <-gate; return nil })
-	}()
-	errs := make([]error, n)
-	var started, wg sync.WaitGroup
-	started.Add(n)
-	wg.Add(n)
-	for i := 0; i < n; i++ {
-		go func(i int) {
-			defer wg.Done()
-			started.Done()
-			errs[i] = st.Write(ctx, func(q *Q) error { return fn(i, q) })
-		}(i)
+// asOneBatch runs n writes as one batch of the write loop, as if they
+// had been queued together, and answers each write's error. The write
+// loop must be idle (no other write of the store runs meanwhile).
+func asOneBatch(st *Store, n int, fn func(i int, q *Q) error) []error {
+	reqs := make([]*writeReq, n)
+	for i := range reqs {
+		i := i
+		reqs[i] = &writeReq{ctx: context.Background(), fn: func(q *Q) error { return fn(i, q) }, done: make(chan error, 1)}
 	}
-	started.Wait()
-	close(gate)
-	wg.Wait()
-	if err := <-first; err != nil {
-		t.Fatal(err)
+	st.runBatch(reqs)
+	errs := make([]error, n)
+	for i, r := range reqs {
+		errs[i] = <-r.done
 	}
 	return errs
 }
@@ -280,40 +265,25 @@ func TestSQLiteBatchUsesSavepointsOnlyWhenARequestFails(t *testing.T) {
 		t.Skip("SQLite's batches")
 	}
 	ctx := context.Background()
-	count := func(stats *StatementStats, query string) int {
-		for _, s := range stats.Top() {
-			if s.Query == query {
-				return s.Count
-			}
-		}
-		return 0
-	}
 	const n = 60
-	batched := false
-	for round := 0; round < 5 && !batched; round++ {
-		stats := TraceStatements()
-		errs := batchOfWrites(t, st, n, func(i int, q *Q) error {
-			_, err := q.ClaimName(ctx, fmt.Sprintf("ok%d-%d", round, i), KindPerson, time.Now())
-			return err
-		})
-		StopTracingStatements()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
+	b0, c0 := st.batch.batches.Load(), st.batch.carefulBatches.Load()
+	errs := asOneBatch(st, n, func(i int, q *Q) error {
+		_, err := q.ClaimName(ctx, fmt.Sprintf("ok%d", i), KindPerson, time.Now())
+		return err
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
-		if sp := count(stats, "SAVEPOINT w"); sp != 0 {
-			t.Fatalf("%d savepoints in batches where nothing failed", sp)
-		}
-		batched = count(stats, "COMMIT") < n // some writes shared a commit
 	}
-	if !batched {
-		t.Skip("no two writes shared a batch in five rounds")
+	if b, c := st.batch.batches.Load()-b0, st.batch.carefulBatches.Load()-c0; b != 1 || c != 0 {
+		t.Fatalf("%d transactions, %d of them with savepoints, where nothing failed; want 1 and 0", b, c)
 	}
 
 	boom := errors.New("boom")
-	stats := TraceStatements()
-	errs := batchOfWrites(t, st, n, func(i int, q *Q) error {
+	runs := make([]int, n)
+	errs = asOneBatch(st, n, func(i int, q *Q) error {
+		runs[i]++
 		if _, err := q.ClaimName(ctx, fmt.Sprintf("mixed%d", i), KindPerson, time.Now()); err != nil {
 			return err
 		}
@@ -322,7 +292,6 @@ func TestSQLiteBatchUsesSavepointsOnlyWhenARequestFails(t *testing.T) {
 		}
 		return nil
 	})
-	StopTracingStatements()
 	for i, err := range errs {
 		_, found := st.Read().NameKind(ctx, fmt.Sprintf("mixed%d", i))
 		switch {
@@ -332,10 +301,20 @@ func TestSQLiteBatchUsesSavepointsOnlyWhenARequestFails(t *testing.T) {
 			t.Fatalf("write %d: answer %v, lookup %v; want it kept", i, err, found)
 		}
 	}
-	if count(stats, "ROLLBACK TO SAVEPOINT w") == 0 && count(stats, "COMMIT") >= n {
-		t.Skip("no failing write shared a batch")
+	if b, c := st.batch.batches.Load()-b0, st.batch.carefulBatches.Load()-c0; b != 3 || c != 1 || runs[0] != 2 || runs[4] != 1 {
+		t.Fatalf("%d transactions, %d with savepoints, runs %v; want 3 and 1 (one without failures, then the optimistic run up to the first failure and the run with savepoints), write 0 run twice, write 4 once", b, c, runs)
 	}
-	if count(stats, "SAVEPOINT w") == 0 {
-		t.Fatal("a batch with a failing write ran without savepoints")
+	// The next batch starts with savepoints, as the last one had a failure;
+	// a batch without one lets the one after it run without them again.
+	for k := 0; k < 2; k++ {
+		if errs := asOneBatch(st, 4, func(i int, q *Q) error {
+			_, err := q.ClaimName(ctx, fmt.Sprintf("after%d-%d", k, i), KindPerson, time.Now())
+			return err
+		}); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+	}
+	if c := st.batch.carefulBatches.Load() - c0; c != 2 {
+		t.Fatalf("%d batches with savepoints after the failing one; want exactly the next one", c-1)
 	}
 }

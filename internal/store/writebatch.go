@@ -103,6 +103,9 @@ type writeBatcher struct {
 	// careful: the last SQLite batch had a request that failed, so the
 	// next runs with a savepoint per request (see above).
 	careful atomic.Bool
+	// batches and carefulBatches count the transactions run, and those of
+	// them run with a savepoint per request (a batch's tests read them).
+	batches, carefulBatches atomic.Int64
 }
 
 func (b *writeBatcher) start(s *Store) {
@@ -408,6 +411,10 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	// optimistic: a SQLite batch runs without savepoints; a failure runs
 	// it again with them (see the top of this file).
 	optimistic := tx.raw != nil && !single && !s.batch.careful.Load()
+	s.batch.batches.Add(1)
+	if !single && !optimistic {
+		s.batch.carefulBatches.Add(1)
+	}
 	failed := false
 	events := 0
 	// open: the savepoint of the next request is open already (PostgreSQL:
