@@ -38,8 +38,8 @@ type RegisterRequest struct {
 // bridge of the agent. Host is at most MaxInstanceHost characters, one
 // line.
 type BridgeInstance struct {
-	ID   string `json:"id"`
-	Host string `json:"host" in:"optional"`
+	ID   string `json:"id" bounds:"maxLength=64"`
+	Host string `json:"host" in:"optional" bounds:"maxLength=255"`
 	PID  int    `json:"pid" in:"optional"`
 }
 
@@ -123,19 +123,19 @@ type UpdateAgentRequest struct {
 // PlatformSession is one entry of the heartbeat's platform session snapshot
 // (W-3, S-1..S-4).
 type PlatformSession struct {
-	PlatformID string     `json:"platform_id"`
-	Workspace  string     `json:"workspace"`
-	Slug       string     `json:"slug"`
-	Title      string     `json:"title,omitempty"`
+	PlatformID string     `json:"platform_id" bounds:"maxLength=512"`
+	Workspace  string     `json:"workspace" bounds:"maxLength=4096"`
+	Slug       string     `json:"slug" bounds:"maxLength=200"`
+	Title      string     `json:"title,omitempty" bounds:"maxLength=500"`
 	MailDriven bool       `json:"mail_driven"`
 	UpdatedAt  *time.Time `json:"updated_at,omitempty"`
 }
 
 // Model is one catalogue entry reported by a heartbeat (W-3).
 type Model struct {
-	Provider    string `json:"provider"`
-	Model       string `json:"model"`
-	DisplayName string `json:"display_name,omitempty"`
+	Provider    string `json:"provider" bounds:"maxLength=200"`
+	Model       string `json:"model" bounds:"maxLength=200"`
+	DisplayName string `json:"display_name,omitempty" bounds:"maxLength=200"`
 }
 
 // ModelRef names one allowed model; lists of it are in priority order.
@@ -149,7 +149,7 @@ type ModelRef struct {
 // (N-7). Both fields use pointers so the difference survives encoding.
 type HeartbeatRequest struct {
 	PlatformSessions *[]PlatformSession `json:"platform_sessions,omitempty"`
-	Models           *[]Model           `json:"models,omitempty"`
+	Models           *[]Model           `json:"models,omitempty" bounds:"maxItems=1000"`
 	// Health is the bridge's report of its recent turns (issue 18 point
 	// 1); omitted keeps what the gateway has.
 	Health *AgentHealth `json:"health,omitempty"`

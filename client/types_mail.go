@@ -34,7 +34,7 @@ type SendMailRequest struct {
 	Subject       string   `json:"subject" in:"optional"`
 	Body          string   `json:"body" in:"optional"` // Markdown
 	ReplyTo       string   `json:"reply_to,omitempty"`
-	SessionAlias  string   `json:"session_alias,omitempty"`
+	SessionAlias  string   `json:"session_alias,omitempty" bounds:"maxLength=200"`
 	AttachmentIDs []string `json:"attachment_ids,omitempty"`
 	Relay         string   `json:"relay,omitempty"`
 	RelayKey      string   `json:"relay_key,omitempty"`

@@ -43,7 +43,7 @@ type Run struct {
 	MailID        string     `json:"mail_id" in:"optional"`
 	AgentName     string     `json:"agent_name" in:"optional"`
 	State         string     `json:"state" enum:"running,idle,queued,finished,failed"`
-	Model         string     `json:"model,omitempty"`
+	Model         string     `json:"model,omitempty" bounds:"maxLength=200"`
 	Attempt       int        `json:"attempt"`
 	PID           int        `json:"pid,omitempty"`
 	ExitCode      *int       `json:"exit_code,omitempty"`
@@ -53,7 +53,7 @@ type Run struct {
 	BytesRead     int64      `json:"bytes_read"`
 	UnparsedLines int        `json:"unparsed_lines"`
 	StopReason    string     `json:"stop_reason,omitempty"`
-	Error         string     `json:"error,omitempty"`
+	Error         string     `json:"error,omitempty" bounds:"maxLength=2000"`
 	UpdatedAt     time.Time  `json:"updated_at" in:"optional"`
 	// QueuePosition is how many turns are ahead of a queued run, MaxTurns
 	// how many the bridge runs at once (seed 004 A6); both 0 otherwise.

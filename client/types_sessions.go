@@ -80,7 +80,7 @@ type SessionList struct {
 // Alias set by a person becomes alias_source "manual". ResetUsed sets
 // used_rounds back to 0.
 type UpdateSessionRequest struct {
-	Alias     *string `json:"alias,omitempty"`
+	Alias     *string `json:"alias,omitempty" bounds:"maxLength=200"`
 	BudgetMax *int    `json:"budget_max,omitempty"` // >= 0; 0 = unlimited
 	ResetUsed bool    `json:"reset_used,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/gateway"
 	"github.com/agentmail/agentmail/internal/httpapi"
 )
 
@@ -46,6 +47,21 @@ func TestOpenAPIStatesTheCoordinationBounds(t *testing.T) {
 		{"ReservationSelect", "ttl_minutes", "maximum", client.MaxReservationTTLMinutes},
 		{"ReservationCheckRequest", "paths", "maxItems", client.MaxCheckPaths},
 		{"SendMailRequest", "ack_within_minutes", "maximum", client.MaxAckWithinMinutes},
+		// Lengths of kept text (gateway textbounds.go).
+		{"SendMailRequest", "session_alias", "maxLength", gateway.MaxAliasInputRunes},
+		{"UpdateSessionRequest", "alias", "maxLength", gateway.MaxAliasInputRunes},
+		{"HeartbeatRequest", "models", "maxItems", gateway.MaxHeartbeatModels},
+		{"Model", "provider", "maxLength", gateway.MaxModelRunes},
+		{"Model", "model", "maxLength", gateway.MaxModelRunes},
+		{"Model", "display_name", "maxLength", gateway.MaxModelRunes},
+		{"PlatformSessionInput", "platform_id", "maxLength", gateway.MaxPlatformIDRunes},
+		{"PlatformSessionInput", "workspace", "maxLength", gateway.MaxWorkspacePathRunes},
+		{"PlatformSessionInput", "slug", "maxLength", gateway.MaxSlugRunes},
+		{"PlatformSessionInput", "title", "maxLength", gateway.MaxSubjectRunes},
+		{"RunInput", "model", "maxLength", gateway.MaxModelRunes},
+		{"RunInput", "error", "maxLength", gateway.MaxRunErrorRunes},
+		{"BridgeInstance", "id", "maxLength", client.MaxInstanceID},
+		{"BridgeInstance", "host", "maxLength", client.MaxInstanceHost},
 	} {
 		if got := num(prop(c.schema, c.field)[c.key]); got != c.want {
 			t.Errorf("%s.%s %s = %d, want %d", c.schema, c.field, c.key, got, c.want)

@@ -99,7 +99,7 @@ func TestOpenAPISchemasFollowEncodingJSON(t *testing.T) {
 	if got := oaJSONOf(oaDig(t, schemas, "PermissionRequest", "properties", "tool_input")); got != `{"additionalProperties":{},"type":"object"}` {
 		t.Errorf("tool_input %s", got)
 	}
-	if got := oaJSONOf(oaDig(t, schemas, "HeartbeatRequest", "properties", "models")); got != `{"items":{"$ref":"#/components/schemas/Model"},"type":["array","null"]}` {
+	if got := oaJSONOf(oaDig(t, schemas, "HeartbeatRequest", "properties", "models")); got != `{"items":{"$ref":"#/components/schemas/Model"},"maxItems":1000,"type":["array","null"]}` {
 		t.Errorf("models %s", got)
 	}
 	// Embedded structs are promoted; the shallower key_id wins and is required once.

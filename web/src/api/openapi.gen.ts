@@ -321,7 +321,7 @@ export interface paths {
         put?: never;
         /**
          * Heartbeat, mirror and catalogue; answers the model scope (W-3)
-         * @description Marks the agent online, updates its mirror of sessions and its model catalogue, and answers the models it may use. 400 a bad field. Caller: an agent (agent key as Bearer).
+         * @description Marks the agent online, updates its mirror of sessions and its model catalogue, and answers the models it may use; instance renews the agent's bridge lease. 400 a bad field; 409 bridge_instance_conflict when another bridge instance of the agent holds the lease. Caller: an agent (agent key as Bearer).
          */
         post: operations["postAgentHeartbeat"];
         delete?: never;
@@ -365,7 +365,7 @@ export interface paths {
         put?: never;
         /**
          * Register the agent (W-2)
-         * @description Registers (or updates) the agent of the key: platform, version and workspaces. The name must be the key's agent. 400 a bad field. Caller: an agent (agent key as Bearer).
+         * @description Registers (or updates) the agent of the key: platform, version and workspaces. The name must be the key's agent. instance takes the agent's bridge lease (one bridge process per agent). 400 a bad field; 409 bridge_instance_conflict while another bridge instance of the agent holds the lease. Caller: an agent (agent key as Bearer).
          */
         post: operations["postAgentRegister"];
         delete?: never;
@@ -1811,7 +1811,7 @@ export interface paths {
         };
         /**
          * The agent's runs that have not ended (issue 16)
-         * @description The calling agent's own runs in state running, queued or idle, oldest first (at most 200). A bridge lists them when it connects and ends the ones it no longer holds (left by a restart or a crash). Caller: an agent (agent key as Bearer).
+         * @description The calling agent's own runs in state running, queued or idle, oldest first (at most 200). A bridge lists them when it connects and ends the ones it no longer holds (left by a restart or a crash). Query instance_id: the calling bridge's instance; 409 bridge_instance_conflict while another instance holds the agent's bridge lease. Caller: an agent (agent key as Bearer).
          */
         get: operations["getRuns"];
         put?: never;
@@ -1820,7 +1820,7 @@ export interface paths {
         options?: never;
         /**
          * HEAD of: The agent's runs that have not ended (issue 16)
-         * @description The status and headers the GET of this path answers, without a body. The calling agent's own runs in state running, queued or idle, oldest first (at most 200). A bridge lists them when it connects and ends the ones it no longer holds (left by a restart or a crash). Caller: an agent (agent key as Bearer).
+         * @description The status and headers the GET of this path answers, without a body. The calling agent's own runs in state running, queued or idle, oldest first (at most 200). A bridge lists them when it connects and ends the ones it no longer holds (left by a restart or a crash). Query instance_id: the calling bridge's instance; 409 bridge_instance_conflict while another instance holds the agent's bridge lease. Caller: an agent (agent key as Bearer).
          */
         head: operations["headRuns"];
         patch?: never;
@@ -2215,6 +2215,11 @@ export interface components {
         BindPlatformSessionRequest: {
             platform_session_id: string;
         };
+        BridgeInstance: {
+            host?: string;
+            id: string;
+            pid?: number;
+        };
         ChangePasswordRequest: {
             current_password: string;
             new_password: string;
@@ -2347,9 +2352,11 @@ export interface components {
         HeartbeatRequest: {
             bridge_version?: string;
             health?: components["schemas"]["AgentHealth"] | null;
+            instance?: components["schemas"]["BridgeInstance"] | null;
             models?: components["schemas"]["Model"][] | null;
             platform_sessions?: components["schemas"]["PlatformSessionInput"][] | null;
             platform_version?: string;
+            release?: boolean;
         };
         HeartbeatResponse: {
             allowed_models: components["schemas"]["ModelRef"][];
@@ -2602,8 +2609,10 @@ export interface components {
             workspace?: string;
         };
         RegisterRequest: {
+            instance?: components["schemas"]["BridgeInstance"] | null;
             name?: string;
             platform?: string;
+            replaces?: string;
             workspaces?: components["schemas"]["Workspace"][];
         };
         Reservation: {
@@ -4803,6 +4812,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4999,6 +5017,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12532,7 +12559,10 @@ export interface operations {
     };
     getRuns: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the calling bridge's instance id (its bridge lease) */
+                instance_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -12566,6 +12596,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -12588,7 +12627,10 @@ export interface operations {
     };
     headRuns: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the calling bridge's instance id (its bridge lease) */
+                instance_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -12611,6 +12653,13 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
