@@ -34,7 +34,8 @@ import (
 
 // validInstance checks a presented instance: the id of at most
 // client.MaxInstanceID letters, digits, '-' and '_'; the host at most
-// client.MaxInstanceHost characters without control characters; the
+// client.MaxInstanceHost characters without control or format characters
+// (direction controls, zero-width characters); the
 // pid not negative (400 naming the field).
 func validInstance(in *client.BridgeInstance) error {
 	if in == nil {
@@ -46,7 +47,9 @@ func validInstance(in *client.BridgeInstance) error {
 		return Invalid("instance.id", fmt.Sprintf("instance.id must be 1 to %d letters, digits, '-' or '_'", client.MaxInstanceID),
 			"send a random id made when the bridge process starts")
 	}
-	if utf8.RuneCountInString(in.Host) > client.MaxInstanceHost || strings.IndexFunc(in.Host, unicode.IsControl) >= 0 {
+	if utf8.RuneCountInString(in.Host) > client.MaxInstanceHost || strings.IndexFunc(in.Host, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) // the host is printed to a person: no direction controls
+	}) >= 0 {
 		return Invalid("instance.host", fmt.Sprintf("instance.host must be one line of at most %d characters", client.MaxInstanceHost),
 			"send the host name")
 	}

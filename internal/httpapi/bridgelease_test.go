@@ -99,10 +99,11 @@ func TestBridgeLeaseRefusesASecondInstanceUntilItExpiresOrIsReplaced(t *testing.
 	wantStatus(t, err, 400, "")
 
 	for field, in := range map[string]*client.BridgeInstance{
-		"instance.id":   {ID: "no spaces"},
-		"instance.id ":  {ID: strings.Repeat("x", client.MaxInstanceID+1)},
-		"instance.host": {ID: "ok", Host: "a\nb"},
-		"instance.pid":  {ID: "ok", PID: -1},
+		"instance.id":    {ID: "no spaces"},
+		"instance.id ":   {ID: strings.Repeat("x", client.MaxInstanceID+1)},
+		"instance.host":  {ID: "ok", Host: "a\nb"},
+		"instance.host ": {ID: "ok", Host: "build-\u202e1"},
+		"instance.pid":   {ID: "ok", PID: -1},
 	} {
 		if ae := wantStatus(t, reg(in, ""), 400, ""); ae.Body.Field != strings.TrimSpace(field) {
 			t.Errorf("%q: field %q", field, ae.Body.Field)
