@@ -174,6 +174,21 @@ type HeartbeatRequest struct {
 // MaxVersionText bounds HeartbeatRequest's version fields, in characters.
 const MaxVersionText = 200
 
+// Length bounds of a heartbeat's catalogue and mirror, in characters (a
+// longer value is a 400 naming the field, and the heartbeat stores
+// nothing): a Model's provider, model and display_name MaxModelRunes, at
+// most MaxHeartbeatModels models; a PlatformSession's platform_id
+// MaxPlatformIDRunes, slug MaxSlugRunes, title MaxPlatformTitleRunes and
+// workspace MaxPlatformWorkspaceRunes.
+const (
+	MaxModelRunes             = 200
+	MaxHeartbeatModels        = 1000
+	MaxPlatformIDRunes        = 512
+	MaxSlugRunes              = 200
+	MaxPlatformTitleRunes     = 500
+	MaxPlatformWorkspaceRunes = 4096
+)
+
 // AgentStats is part of HeartbeatResponse.
 type AgentStats struct {
 	AgentName     string `json:"agent_name"`

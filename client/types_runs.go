@@ -32,6 +32,9 @@ const (
 const (
 	MaxRunToolNameRunes  = 200
 	MaxRunToolInputRunes = 200
+	// MaxRunErrorRunes bounds Run.Error; Run.Model is bounded by
+	// MaxModelRunes.
+	MaxRunErrorRunes = 2000
 )
 
 // Run is one turn of an agent platform for one mail, reported by the bridge

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmail/agentmail/client"
 )
@@ -528,3 +529,35 @@ func nonTestImports(t *testing.T, pattern string) iter.Seq2[string, string] {
 // modelTextPackage renders text written by others into a model's prompt; the
 // core may import it because it imports nothing of the project.
 const modelTextPackage = "github.com/agentmail/agentmail/internal/modeltext"
+
+// What the gateway would refuse a whole heartbeat for is kept out of it: a model
+// with an over-long name or provider is dropped and a long display name cut; a
+// platform session with an over-long id, slug or workspace is dropped and its title
+// stays within the bound; a run's long error is cut (runs.go).
+func TestHeartbeatListsStayWithinTheGatewaysBounds(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("é", n+1) }
+	models := CleanModels([]client.Model{{Provider: "p", Model: long(client.MaxModelRunes)}, {Provider: long(client.MaxModelRunes), Model: "m"},
+		{Provider: "p", Model: "ok", DisplayName: long(client.MaxModelRunes)}})
+	if len(models) != 1 || models[0].Model != "ok" || utf8.RuneCountInString(models[0].DisplayName) != client.MaxModelRunes {
+		t.Fatalf("CleanModels = %+v", models)
+	}
+	many := make([]client.Model, client.MaxHeartbeatModels+5)
+	for i := range many {
+		many[i] = client.Model{Provider: "p", Model: fmt.Sprintf("m%d", i)}
+	}
+	if n := len(CleanModels(many)); n != client.MaxHeartbeatModels {
+		t.Fatalf("%d models kept, want %d", n, client.MaxHeartbeatModels)
+	}
+	ls := func(ps client.PlatformSession) ListedSession { return ListedSession{PlatformSession: ps} }
+	out := ApplySnapshotRules([]ListedSession{
+		ls(client.PlatformSession{PlatformID: long(client.MaxPlatformIDRunes), Slug: "a"}),
+		ls(client.PlatformSession{PlatformID: "b", Slug: "b", Workspace: "/w/" + long(client.MaxPlatformWorkspaceRunes)}),
+		ls(client.PlatformSession{PlatformID: "c", Slug: "c", Title: strings.Repeat("Refactor the imports ", 30)}),
+	}, nil)
+	if len(out) != 1 || out[0].PlatformID != "c" || utf8.RuneCountInString(out[0].Title) > client.MaxPlatformTitleRunes {
+		t.Fatalf("snapshot = %+v", out)
+	}
+	if got := cutRunes(long(client.MaxRunErrorRunes), client.MaxRunErrorRunes); utf8.RuneCountInString(got) != client.MaxRunErrorRunes {
+		t.Fatalf("a run's error is cut to %d characters", utf8.RuneCountInString(got))
+	}
+}

@@ -233,7 +233,7 @@ func (r *runReporter) end(ctx context.Context, facts RunFacts, failed bool, errT
 		}
 	case failed:
 		run.State = client.RunFailed
-		run.Error = errText
+		run.Error = cutRunes(errText, client.MaxRunErrorRunes) // snapshot.go; the gateway refuses a longer one
 	}
 	r.run = run
 	r.dirty = false

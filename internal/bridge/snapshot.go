@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmail/agentmail/client"
 )
@@ -36,7 +37,12 @@ type DetailedSessionLister interface {
 //     addressable (W-7.1);
 //   - S-2: subagent sessions are dropped;
 //   - S-3: of sessions sharing a slug only the most recent is kept;
-//   - S-4: sorted most recent first, at most MaxSnapshotSessions.
+//   - S-4: sorted most recent first, at most MaxSnapshotSessions;
+//   - a title is kept only when usable (IsUnusableName: at most 80
+//     characters, within client.MaxPlatformTitleRunes), and a session whose
+//     platform id, slug or workspace is longer than the gateway keeps
+//     (client.MaxPlatformIDRunes, MaxSlugRunes, MaxPlatformWorkspaceRunes)
+//     is dropped, since the gateway would refuse the whole snapshot for it.
 //
 // mailDriven marks the platform ids the bridge bound to mail sessions
 // (MailDriven is also kept when the adapter set it). The result is never nil:
@@ -63,6 +69,10 @@ func ApplySnapshotRules(in []ListedSession, mailDriven func(platformID string) b
 		if IsUnusableName(ps.Title) {
 			ps.Title = ""
 		}
+		if runes(ps.PlatformID) > client.MaxPlatformIDRunes || runes(ps.Slug) > client.MaxSlugRunes ||
+			runes(ps.Workspace) > client.MaxPlatformWorkspaceRunes {
+			continue // the gateway would refuse the whole snapshot for it
+		}
 		if mailDriven != nil && mailDriven(ps.PlatformID) {
 			ps.MailDriven = true
 		}
@@ -87,6 +97,9 @@ func ApplySnapshotRules(in []ListedSession, mailDriven func(platformID string) b
 	return out
 }
 
+// runes counts s's characters.
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
 // moreRecent reports whether a is strictly later than b; a missing time is
 // older than any time.
 func moreRecent(a, b *time.Time) bool {
@@ -107,22 +120,29 @@ func timeEqual(a, b *time.Time) bool {
 }
 
 // CleanModels prepares the heartbeat's model catalogue (B-2.3): entries
-// without a model name are dropped, duplicates (same provider and model)
-// kept once, order kept. The result is never nil, so a platform that really
+// without a model name, or with a provider or model name longer than
+// client.MaxModelRunes, are dropped (the gateway would refuse the whole
+// catalogue for one of them), a display name is cut to that length,
+// duplicates (same provider and model) kept once, order kept, at most
+// client.MaxHeartbeatModels. The result is never nil, so a platform that really
 // has no model reports [] (W-3), while a failed listing is omitted (N-7).
 func CleanModels(in []client.Model) []client.Model {
 	out := make([]client.Model, 0, len(in))
 	seen := map[string]bool{}
 	for _, m := range in {
-		if m.Model == "" {
-			continue
+		if m.Model == "" || runes(m.Model) > client.MaxModelRunes || runes(m.Provider) > client.MaxModelRunes {
+			continue // the gateway would refuse the whole catalogue for it
 		}
+		m.DisplayName = cutRunes(m.DisplayName, client.MaxModelRunes)
 		k := m.Provider + "\x00" + m.Model
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
 		out = append(out, m)
+	}
+	if len(out) > client.MaxHeartbeatModels {
+		out = out[:client.MaxHeartbeatModels]
 	}
 	return out
 }

@@ -185,8 +185,8 @@ func (s *Service) Heartbeat(ctx context.Context, p *Principal, req client.Heartb
 			for _, f := range []struct {
 				name, v string
 				max     int
-			}{{"platform_id", ps.PlatformID, MaxPlatformIDRunes}, {"workspace", ps.Workspace, MaxWorkspacePathRunes},
-				{"slug", ps.Slug, MaxSlugRunes}, {"title", ps.Title, MaxSubjectRunes}} {
+			}{{"platform_id", ps.PlatformID, MaxPlatformIDRunes}, {"workspace", ps.Workspace, client.MaxPlatformWorkspaceRunes},
+				{"slug", ps.Slug, MaxSlugRunes}, {"title", ps.Title, client.MaxPlatformTitleRunes}} {
 				if err := tooLong(fmt.Sprintf("platform_sessions[%d].%s", i, f.name), f.v, f.max); err != nil { // textbounds.go
 					return nil, err
 				}

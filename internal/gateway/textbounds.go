@@ -3,6 +3,8 @@ package gateway
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/agentmail/agentmail/client"
 )
 
 // Length bounds of text people and agents hand the gateway to keep (trust
@@ -15,20 +17,20 @@ import (
 const (
 	// MaxModelRunes bounds a heartbeat model's provider, model and
 	// display_name, and a run's model.
-	MaxModelRunes = 200
+	MaxModelRunes = client.MaxModelRunes
 	// MaxHeartbeatModels bounds a heartbeat's model catalogue.
-	MaxHeartbeatModels = 1000
-	// MaxPlatformIDRunes bounds a platform session id (heartbeat
-	// platform_sessions[i].platform_id, PUT /sessions/{id}/platform-session).
-	MaxPlatformIDRunes = 512
+	MaxHeartbeatModels = client.MaxHeartbeatModels
+	// MaxPlatformIDRunes bounds a heartbeat platform session's
+	// platform_id (PUT /sessions/{id}/platform-session allows 512 bytes).
+	MaxPlatformIDRunes = client.MaxPlatformIDRunes
 	// MaxSlugRunes bounds a heartbeat platform session's slug.
-	MaxSlugRunes = 200
+	MaxSlugRunes = client.MaxSlugRunes
 	// MaxAliasInputRunes bounds an alias as sent (PATCH /me/sessions/{id},
 	// POST /sessions/{id}/sync, a send's session_alias), before it is
 	// reduced to an alias.
 	MaxAliasInputRunes = 200
 	// MaxRunErrorRunes bounds a run's error.
-	MaxRunErrorRunes = 2000
+	MaxRunErrorRunes = client.MaxRunErrorRunes
 	// maxNameRunes is the longest person or agent name (address.ValidName).
 	maxNameRunes = 64
 )
