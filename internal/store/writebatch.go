@@ -28,10 +28,11 @@ import (
 // to one recipient wait for each other only there, and never deadlock on
 // the counters.
 //
-// On SQLite a batch first runs without savepoints (optimistically): a
+// A batch first runs without savepoints (optimistically): on SQLite a
 // savepoint per request costs two statements and, for every page the
 // request changes first, a copy into the statement journal, about a tenth
-// of the writer's time per mail. When a request of such a batch fails, the
+// of the writer's time per mail; on PostgreSQL two statements and a
+// subtransaction (with its own transaction id) per request. When a request of such a batch fails, the
 // transaction is rolled back whole and the batch runs again with a
 // savepoint per request, so the outcome is the same as if it had run so
 // from the start (a request's function may run twice: write functions are
@@ -42,9 +43,11 @@ import (
 // still fails, not one per failure.
 //
 // On PostgreSQL the statements of a request whose answers can wait are
-// queued and sent as one pipelined batch (pipeline.go) at its end, with
-// the RELEASE of its savepoint and the SAVEPOINT of the next request: a
-// send costs about three round trips instead of eleven.
+// queued and sent as one pipelined batch (pipeline.go) at its end (with
+// savepoints, with the RELEASE of its savepoint and the SAVEPOINT of the
+// next request): a send costs about three round trips instead of eleven.
+// A batch run again after an optimistic run failed runs with savepoints
+// whatever the other write loops' last batches did.
 //
 // A request that PostgreSQL aborts as a deadlock or serialization failure
 // (IsRetryable) is rolled back to its savepoint and run again in the next
@@ -100,7 +103,7 @@ type writeBatcher struct {
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	shut bool
-	// careful: the last SQLite batch had a request that failed, so the
+	// careful: the last batch had a request that failed, so the
 	// next runs with a savepoint per request (see above).
 	careful atomic.Bool
 	// batches and carefulBatches count the transactions run, and those of
@@ -336,14 +339,19 @@ func (s *Store) runBatch(batch []*writeReq) {
 		}
 		return
 	}
+	careful := false
 	for attempt := 1; len(batch) > 0; attempt++ {
-		batch = s.runBatchOnce(batch, attempt >= maxAttempts)
+		batch, careful = s.runBatchOnce(batch, attempt >= maxAttempts, careful)
 	}
 }
 
 // runBatchOnce runs the requests in one transaction, answers each, and
 // answers the requests to run again instead (none when last).
-func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
+//
+// careful runs it with a savepoint per request; rerun answers true when an
+// optimistic run failed, so the requests answered to run again are to run
+// with savepoints.
+func (s *Store) runBatchOnce(batch []*writeReq, last, careful bool) (again []*writeReq, rerun bool) {
 	errs := make([]error, len(batch))
 	ran := make([]bool, len(batch))
 	retry := make([]bool, len(batch))
@@ -371,12 +379,12 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	// fail ends the transaction keeping nothing: a deadlock runs the
 	// whole batch again, any other error is every request's answer
 	// (except those that failed on their own).
-	fail := func(tx *writeTx, err error) []*writeReq {
+	fail := func(tx *writeTx, err error) ([]*writeReq, bool) {
 		if tx != nil {
 			tx.rollback(context.Background())
 		}
 		if IsRetryable(err) && !last {
-			return batch
+			return batch, false
 		}
 		for i := range batch {
 			if errs[i] == nil || ran[i] || retry[i] {
@@ -385,7 +393,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			retry[i] = false
 		}
 		answer(false)
-		return nil
+		return nil, false
 	}
 	ctx := context.Background()
 	shared := s.dialect.Name() == "postgres"
@@ -408,9 +416,9 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	// Alone in its transaction, a request needs no savepoint: a failure
 	// rolls the transaction back.
 	single := len(batch) == 1
-	// optimistic: a SQLite batch runs without savepoints; a failure runs
-	// it again with them (see the top of this file).
-	optimistic := tx.raw != nil && !single && !s.batch.careful.Load()
+	// optimistic: a batch runs without savepoints; a failure runs it
+	// again with them (see the top of this file).
+	optimistic := !single && !careful && !s.batch.careful.Load()
 	s.batch.batches.Add(1)
 	if !single && !optimistic {
 		s.batch.carefulBatches.Add(1)
@@ -448,7 +456,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			// statements up to the next request's in the same round trip.
 			// Their error is the request's; after a failure PostgreSQL
 			// skips the rest of the batch, the savepoint ones included.
-			if !alone && i+1 < len(batch) {
+			if !alone && !optimistic && i+1 < len(batch) {
 				q.queueControl("RELEASE SAVEPOINT w", "SAVEPOINT w")
 				open = true
 			}
@@ -469,7 +477,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 				r.panic = nil
 			}
 			s.batch.careful.Store(true)
-			return batch
+			return batch, true
 		}
 		if err != nil {
 			failed = true
@@ -479,7 +487,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			retry[i] = (q.retry || IsRetryable(err)) && r.panic == nil && !last
 			errs[i] = err
 			answer(false)
-			return again
+			return again, false
 		}
 		if err != nil {
 			errs[i] = err
@@ -502,7 +510,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 			pending = append(pending, "RELEASE SAVEPOINT w")
 		}
 	}
-	if tx.raw != nil && !single && !failed {
+	if !single && !failed {
 		s.batch.careful.Store(false)
 	}
 	if tx.sqltx == nil {
@@ -534,7 +542,7 @@ func (s *Store) runBatchOnce(batch []*writeReq, last bool) (again []*writeReq) {
 	}
 	s.kickCheckpoint()
 	answer(true)
-	return again
+	return again, false
 }
 
 // moreForBatch adds to a batch whose requests have all run the requests
