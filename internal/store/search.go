@@ -187,7 +187,7 @@ func (q *Q) SearchCandidates(ctx context.Context, m search.Tier, viewer string, 
 // searchWalkRows is how many of the newest index rows a PostgreSQL search
 // checks one by one before it weighs walking on against asking the GIN
 // index (searchPostgres).
-var searchWalkRows = 5000
+var searchWalkRows = 2000
 
 // searchFetchCost is what fetching and sorting one match the GIN index
 // answered costs against checking one row of a walk (measured on the
