@@ -79,7 +79,19 @@ type PermissionAsk struct {
 type PermissionAnswer struct {
 	Allow   bool
 	Message string // shown to the model on deny, e.g. the person's note
+	// Standing names what allowed the ask without a person deciding this
+	// one: AllowedByGrant (an "always allow" grant covers tool and
+	// workspace) or AllowedByTier (the bridge runs in the full tier); ""
+	// when a person decided it (or for a deny). Adapters may tell the
+	// person so; platforms never see it.
+	Standing string
 }
+
+// The values of PermissionAnswer.Standing.
+const (
+	AllowedByGrant = "grant"
+	AllowedByTier  = "tier"
+)
 
 // PermissionFunc asks a person and blocks until the decision, the context's
 // end, or shutdown (then it answers deny: fail closed, N-9). Adapters with

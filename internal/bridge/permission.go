@@ -78,7 +78,7 @@ func (p *permissions) ask(ctx context.Context, sc askScope, ask PermissionAsk) P
 		return deny(fmt.Sprintf("Refused: this agent runs in the plan tier, where %s may not run. Describe the change instead of making it.", ask.ToolName))
 	case TierFull:
 		log.Info("permission ask allowed: tier full")
-		return PermissionAnswer{Allow: true}
+		return PermissionAnswer{Allow: true, Standing: AllowedByTier}
 	}
 	if ask.PlatformID == "" {
 		log.Error("permission ask without a platform id: refused (B-8.1 needs one)")
@@ -86,7 +86,7 @@ func (p *permissions) ask(ctx context.Context, sc askScope, ask PermissionAsk) P
 	}
 	if p.granted(ctx, sc.sessionID, ask.ToolName, sc.workspace) {
 		log.Info("permission ask allowed by an always-allow grant", "scope", sc.workspace)
-		return PermissionAnswer{Allow: true}
+		return PermissionAnswer{Allow: true, Standing: AllowedByGrant}
 	}
 	w := &pendingAsk{answer: make(chan PermissionAnswer, 1)}
 	if !p.add(ask.PlatformID, w) {

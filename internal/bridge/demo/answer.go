@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentmail/agentmail/internal/bridge"
 	"github.com/agentmail/agentmail/internal/modeltext"
 )
 
@@ -32,11 +33,13 @@ type words struct {
 	andMore     string // %d more entries
 	unlistable  string // %s reason
 	files       string
-	written     string // %s path, %d bytes
-	denied      string // %s path
-	notAsked    string // %s path, %s reason (noticeIn)
-	refused     string // %s path, %s reason (English)
-	writeFailed string // %s path, %s reason (English)
+	written     string            // %s path, %d bytes
+	writtenBy   map[string]string // by PermissionAnswer.Standing: %s path, %d bytes
+	refusedLate string            // %s path, %s reason
+	denied      string            // %s path
+	notAsked    string            // %s path, %s reason (noticeIn)
+	refused     string            // %s path, %s reason (English)
+	writeFailed string            // %s path, %s reason (English)
 	howToWrite  string
 	connectReal string
 	lang        string // "en" or "zh"
@@ -60,6 +63,11 @@ var (
 		unlistable:  "Its entries cannot be listed: %s.",
 		files:       "**Files you asked me to write:**",
 		written:     "- %s: written (%d bytes), with your permission.",
+		writtenBy: map[string]string{
+			bridge.AllowedByGrant: "- %s: written (%d bytes), allowed by a standing permission (approve --always) for this directory; nobody was asked this time.",
+			bridge.AllowedByTier:  "- %s: written (%d bytes), without asking: this agent runs with AGENTMAIL_PERMISSION_MODE=full.",
+		},
+		refusedLate: "- %s: approved, but not written: checked again before writing, %s.",
 		denied:      "- %s: not written: you denied it.",
 		notAsked:    "- %s: not written: %s.",
 		refused:     "- %s: refused and not asked for: %s.",
@@ -85,6 +93,11 @@ var (
 		unlistable:  "无法列出其中的内容：%s。",
 		files:       "**你要求写入的文件：**",
 		written:     "- %s：已写入（%d 字节），经你同意。",
+		writtenBy: map[string]string{
+			bridge.AllowedByGrant: "- %s：已写入（%d 字节），依据对这个目录的长期许可（approve --always），这次没有询问任何人。",
+			bridge.AllowedByTier:  "- %s：已写入（%d 字节），未询问：该智能体以 AGENTMAIL_PERMISSION_MODE=full 运行。",
+		},
+		refusedLate: "- %s：你同意了，但未写入：写入前再次检查时发现%s。",
 		denied:      "- %s：未写入：你拒绝了。",
 		notAsked:    "- %s：未写入：%s。",
 		refused:     "- %s：已拒绝，未询问你：%s。",
@@ -164,8 +177,12 @@ func (a answer) render(w words) string {
 				name = modeltext.CodeSpan(oneLine(o.abs, 500))
 			}
 			switch {
+			case o.written >= 0 && w.writtenBy[o.standing] != "":
+				fmt.Fprintf(&b, w.writtenBy[o.standing]+"\n", name, o.written)
 			case o.written >= 0:
 				fmt.Fprintf(&b, w.written+"\n", name, o.written)
+			case o.refused != "" && o.late:
+				fmt.Fprintf(&b, w.refusedLate+"\n", name, o.refused.in(w.lang))
 			case o.refused != "":
 				fmt.Fprintf(&b, w.refused+"\n", name, o.refused.in(w.lang))
 			case o.denied:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentmail/agentmail/client"
+	"github.com/agentmail/agentmail/internal/bridge"
 )
 
 // Every outcome of a write line reads in the reader's language; what the mail and the
@@ -23,6 +24,8 @@ func TestAnswerSpeaksEachLanguageAndQuotesInertly(t *testing.T) {
 			{w: WriteRequest{Path: "e.txt"}, abs: "/work/proj/e.txt", written: -1,
 				notice: "this agent runs in the plan tier, where Write may not run. Describe the change instead of making it."},
 			{w: WriteRequest{Path: "f.txt"}, abs: "/work/proj/f.txt", written: -1, notice: "the turn ended before a person decided."},
+			{w: WriteRequest{Path: "g.txt"}, abs: "/work/proj/g.txt", written: 2, standing: bridge.AllowedByGrant},
+			{w: WriteRequest{Path: "h.txt"}, abs: "/work/proj/h.txt", written: -1, refused: refLink, late: true},
 		},
 		entries: []string{"README.md", "src/"}, more: 3,
 	}
@@ -36,10 +39,13 @@ func TestAnswerSpeaksEachLanguageAndQuotesInertly(t *testing.T) {
 			"`../d`: refused and not asked for: the path leaves the working directory",
 			"`/work/proj/e.txt`: not written: the agent runs with AGENTMAIL_PERMISSION_MODE=plan, where nothing is written.",
 			"`/work/proj/f.txt`: not written: the turn ended before a person decided.",
+			"`/work/proj/g.txt`: written (2 bytes), allowed by a standing permission (approve --always) for this directory; nobody was asked this time.",
+			"`/work/proj/h.txt`: approved, but not written: checked again before writing, a symbolic link is on the path",
 			"- `src/`", "- … and 3 more", "Connect Claude Code"}},
 		{zh, []string{"`` Hi `there` ``", "（还有 2 行未显示）", "1 个附件", "`/work/proj/a.txt`：已写入（4 字节）", "`/work/proj/b.txt`：已拒绝，未询问你：同名文件已存在",
 			"`/work/proj/c.txt`：未写入：你拒绝了。", "`../d`：已拒绝，未询问你：路径离开了工作目录", "`/work/proj/e.txt`：未写入：该智能体以 AGENTMAIL_PERMISSION_MODE=plan 运行",
-			"`/work/proj/f.txt`：未写入：这一轮在有人决定前结束了。", "- ……还有 3 项", "连接真正的智能体"}},
+			"`/work/proj/f.txt`：未写入：这一轮在有人决定前结束了。",
+			"`/work/proj/g.txt`：已写入（2 字节），依据对这个目录的长期许可", "`/work/proj/h.txt`：你同意了，但未写入：写入前再次检查时发现路径上有符号链接", "- ……还有 3 项", "连接真正的智能体"}},
 	} {
 		for _, w := range c.wants {
 			if !strings.Contains(c.text, w) {

@@ -276,8 +276,12 @@ type writeOutcome struct {
 	written int     // bytes written; -1 when nothing was written
 	refused Refusal // why the path or content was refused, "" when acceptable
 	denied  bool    // a person denied it
-	notice  string  // the permission path's own words when it refused without a person (tier plan, shutdown, no gateway)
-	failed  string  // the write itself failed
+	late    bool    // refused by the check after the approval
+	// standing: what allowed it without a person deciding this one
+	// (bridge.AllowedByGrant, bridge.AllowedByTier), "" for a decision.
+	standing string
+	notice   string // the permission path's own words when it refused without a person (tier plan, shutdown, no gateway)
+	failed   string // the write itself failed
 }
 
 // write performs one write line: the path is checked, a person is asked
@@ -326,15 +330,18 @@ func (a *Adapter) write(ctx context.Context, req bridge.TurnRequest, psid string
 	if ctx.Err() != nil {
 		return out
 	}
+	out.standing = ans.Standing
 	// Checked again: a link could have been planted while the person decided.
 	if _, err := Confine(req.Cwd, w.Path, a.opts.Hidden); err != nil {
 		if !errors.As(err, &out.refused) {
 			out.failed = err.Error()
 		}
+		out.late = true
 		return out
 	}
 	n, err := writeInside(req.Cwd, w.Path, []byte(w.Content+"\n"))
 	if errors.As(err, &out.refused) {
+		out.late = true
 		return out
 	}
 	if err != nil {

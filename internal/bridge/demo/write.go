@@ -135,7 +135,8 @@ var errLink = errors.New("a symbolic link is on the way")
 // below cwd, a parent directory that does not exist (none is created), any
 // existing entry (the demo creates new files only, so an approved mail
 // can never overwrite a database, a key or a source file in the
-// directory), and anything inside hidden.
+// directory), anything inside hidden, and anything in or below a folder
+// holding a gateway's database (inGatewayData).
 // cwd itself may be reached through links; the answer is below its
 // resolved form.
 func Confine(cwd, name string, hidden []string) (string, error) {
@@ -183,6 +184,9 @@ func Confine(cwd, name string, hidden []string) (string, error) {
 	if fi, err := os.Stat(filepath.Dir(target)); err != nil || !fi.IsDir() {
 		return "", refuse(refNoFolder)
 	}
+	if inGatewayData(root, filepath.Dir(target)) {
+		return "", refuse(refKept)
+	}
 	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
 		return "", refuse(refNotFile)
 	} else if err == nil {
@@ -191,6 +195,28 @@ func Confine(cwd, name string, hidden []string) (string, error) {
 		return "", err
 	}
 	return target, nil
+}
+
+// gatewayDataFiles are the names that mark a gateway's data directory
+// (its SQLite database and the lock the running gateway holds).
+var gatewayDataFiles = []string{"agentmail.db", "agentmail.db.lock"}
+
+// inGatewayData reports whether dir, or a directory between it and root
+// (both included), holds a gateway's database: the demo runs in the
+// README's checkout, where the gateway keeps ./data, and the bridge may
+// not have been told where that is (AGENTMAIL_DATA_DIR, the hidden paths).
+func inGatewayData(root, dir string) bool {
+	for {
+		for _, name := range gatewayDataFiles {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				return true
+			}
+		}
+		if dir == root || len(dir) <= len(root) {
+			return false
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // writeInside writes content to name below cwd through an os.Root, so that

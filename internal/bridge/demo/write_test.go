@@ -52,6 +52,13 @@ func TestConfineKeepsWritesInsideTheDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "there.txt"), []byte("kept as it is\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A gateway's data directory in the workspace (the README's ./data).
+	if err := os.MkdirAll(filepath.Join(dir, "data", "attachments"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "agentmail.db"), []byte("SQLite format 3\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "inner")); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +94,8 @@ func TestConfineKeepsWritesInsideTheDirectory(t *testing.T) {
 		{"missing/x", "", refNoFolder},
 		{"sub", "", refNotFile},
 		{"there.txt", "", refExists},
+		{"data/agentmail.db-journal", "", refKept},
+		{"data/attachments/x", "", refKept},
 		{"kept/x", "", refKept},
 		{".", "", refNotInside},
 	} {
