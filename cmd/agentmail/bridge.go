@@ -118,7 +118,8 @@ Environment:
   AGENTMAIL_AGENT_NAME       the agent's name (default: the name the key was registered for)
   AGENTMAIL_AGENT_KEY        the agent key; else ~/.agentmail/agent.key; else one is
                              generated, saved there (mode 0600) and printed once with
-                             the way to register it
+                             the way to register it; the bridge waits for a key of the
+                             file that is not registered yet
   AGENTMAIL_FALLBACK_DIR     working directory used when a mail's directory does not
                              exist (never created); unset = such mails get a failure report
   AGENTMAIL_PERMISSION_MODE  plan, workspace (default) or full
@@ -220,6 +221,26 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		return err
 	}
 	settings.AgentKey = key
+	// A key read from the file that the gateway refuses is most often one
+	// a first start made and the person stopped the bridge before it was
+	// registered: the bridge says again how to register it (without the
+	// key, B-1.1) and waits for it, as on the first start. The gateway's
+	// 401 does not tell an unregistered key from a revoked or expired one,
+	// so the text names both.
+	var onKeyRefused func()
+	if source == bridge.KeyFromFile {
+		settings.WaitForKey = true
+		name := settings.AgentName
+		if name == "" {
+			name = bridgeFlags.platform // the name a first start registers its key for
+		}
+		onKeyRefused = func() {
+			fmt.Fprintf(os.Stderr, "\n  The agent key in %s is not registered with %s (or it was revoked, or it expired).\n\n  %s\n\n"+
+				"  The bridge waits and connects by itself once the key is registered. If the key was revoked or expired,\n"+
+				"  make a new one instead: stop the bridge, delete %s and start the bridge again.\n\n",
+				keyFile, settings.GatewayURL, bridge.RegistrationHintKeyFile(settings.GatewayURL, name, keyFile), keyFile)
+		}
+	}
 	if source == bridge.KeyFromGenerated {
 		// The name the pasted command registers, and the wait for it (issue 18 point 4).
 		if settings.AgentName == "" {
@@ -258,6 +279,8 @@ func runBridge(ctx context.Context, getenv func(string) string, reexecErr error)
 		Sandbox:    sb,
 		MaxTurns:   bridgeFlags.maxTurns,
 		Logger:     log,
+
+		OnKeyRefused: onKeyRefused,
 	})
 	if err != nil {
 		return err

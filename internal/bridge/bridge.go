@@ -74,6 +74,12 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives every log line; slog.Default() when nil.
 	Logger *slog.Logger
+	// OnKeyRefused, when set, is called once, at the first registration
+	// the gateway refuses with 401 while Settings.WaitForKey is set, before
+	// the bridge waits: the command prints there how to register a key it
+	// did not just print (one read from the key file). It never receives
+	// the key.
+	OnKeyRefused func()
 }
 
 // Bridge is the platform-agnostic bridge core of seed 000: one instance
@@ -377,6 +383,9 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 		if errors.As(err, &ae) && ae.Status == 401 && b.cfg.Settings.WaitForKey {
 			if !waiting {
 				waiting = true
+				if b.cfg.OnKeyRefused != nil {
+					b.cfg.OnKeyRefused()
+				}
 				b.log.Info("waiting for an admin to register the agent key; the bridge connects by itself then", "gateway", b.cfg.Settings.GatewayURL)
 			}
 			select {
@@ -390,7 +399,7 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 			if ae.Status == 401 {
 				return nil, fmt.Errorf("registering with %s: the agent key is not registered, revoked or expired (401); %s\n\n"+
 					"  The bridge stops here: start it again once the key is registered.",
-					b.cfg.Settings.GatewayURL, RegistrationHint(b.cfg.Settings.GatewayURL, b.cfg.Settings.AgentName, ""))
+					b.cfg.Settings.GatewayURL, RegistrationHint(b.cfg.Settings.GatewayURL, b.hintName(), ""))
 			}
 			return nil, fmt.Errorf("registering with %s: %s", b.cfg.Settings.GatewayURL, gatewayReason(err))
 		}
@@ -410,6 +419,16 @@ func (b *Bridge) register(ctx context.Context) (*client.Agent, error) {
 		}
 		delay = minDuration(delay*2, b.cfg.ReconnectMax)
 	}
+}
+
+// hintName is the agent name a registration hint names: AGENTMAIL_AGENT_NAME,
+// else the platform's name, the name a first start registers its new key
+// for (the key's registration decides the name the bridge then takes).
+func (b *Bridge) hintName() string {
+	if b.cfg.Settings.AgentName != "" {
+		return b.cfg.Settings.AgentName
+	}
+	return b.adapter.Name()
 }
 
 func minDuration(a, b time.Duration) time.Duration {

@@ -55,7 +55,9 @@ type Settings struct {
 	AgentName string
 	// WaitForKey makes registration wait while the gateway refuses the key
 	// (401), polling until an admin registers it, instead of stopping: set
-	// for a key the bridge has just generated (issue 18 point 4).
+	// for a key the bridge has just generated (issue 18 point 4) and for one
+	// read from the key file, which a bridge stopped before its key was
+	// registered left there.
 	WaitForKey bool
 	// AgentKey is AGENTMAIL_AGENT_KEY; "" means ~/.agentmail/agent.key or a
 	// generated key (B-1.1, see ResolveAgentKey).

@@ -499,18 +499,8 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 	}
 
 	// The admin pastes the printed command: the waiting bridge connects by itself.
-	adminHome := t.TempDir()
-	login := exec.Command(gatewayproc.Binary(t), "login", "--url", g.URL, "--username", "admin", "--password-stdin")
-	login.Env = []string{"HOME=" + adminHome, "PATH=" + os.Getenv("PATH")}
-	login.Stdin = strings.NewReader(mailrig.AdminPassword)
-	if out, err := login.CombinedOutput(); err != nil {
-		t.Fatalf("agentmail login: %v\n%s", err, out)
-	}
-	register := exec.Command(gatewayproc.Binary(t), strings.Fields(paste)[1:]...)
-	register.Env = login.Env
-	if out, err := register.CombinedOutput(); err != nil || !strings.Contains(string(out), "for agent newbot; its bridge connects by itself now") {
-		t.Fatalf("the pasted command: %v\n%s", err, out)
-	}
+	adminEnv := adminCLI(t, g)
+	pasteCommand(t, adminEnv, paste, "newbot")
 	waitStderr(t, p, "connected to "+g.URL+" as newbot")
 
 	// Another machine's bridge: the admin pastes the standard input form
@@ -525,7 +515,7 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 		t.Fatal(err)
 	}
 	stdinForm := exec.Command(gatewayproc.Binary(t), strings.Fields("keys register-agent --agent otherbot --key -")...)
-	stdinForm.Env = login.Env
+	stdinForm.Env = adminEnv
 	stdinForm.Stdin = strings.NewReader(string(otherKey))
 	if out, err := stdinForm.CombinedOutput(); err != nil || !strings.Contains(string(out), "for agent otherbot; its bridge connects by itself now") {
 		t.Fatalf("the standard input form: %v\n%s", err, out)
@@ -568,6 +558,81 @@ func TestE2EBridgeCommandGeneratesAKeyOnceAndConnectsAfterRegistration(t *testin
 	}
 	if !found {
 		t.Fatalf("agents = %+v, want newbot on claude", a.Agents)
+	}
+}
+
+// adminCLI signs the admin in with `agentmail login` in a fresh home and
+// returns the environment the admin's later commands run with.
+func adminCLI(t *testing.T, g *realGateway) []string {
+	t.Helper()
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	login := exec.Command(gatewayproc.Binary(t), "login", "--url", g.URL, "--username", "admin", "--password-stdin")
+	login.Env = env
+	login.Stdin = strings.NewReader(mailrig.AdminPassword)
+	if out, err := login.CombinedOutput(); err != nil {
+		t.Fatalf("agentmail login: %v\n%s", err, out)
+	}
+	return env
+}
+
+// pasteCommand runs the register-agent command a bridge printed, as the
+// admin, and checks that it registered the key for agent.
+func pasteCommand(t *testing.T, adminEnv []string, paste, agent string) {
+	t.Helper()
+	register := exec.Command(gatewayproc.Binary(t), strings.Fields(paste)[1:]...)
+	register.Env = adminEnv
+	if out, err := register.CombinedOutput(); err != nil || !strings.Contains(string(out), "for agent "+agent+"; its bridge connects by itself now") {
+		t.Fatalf("the pasted command: %v\n%s", err, out)
+	}
+}
+
+// A bridge stopped before its new key was registered finds the key in its
+// file on the next start: it says again how to register it, naming the
+// agent, the key file command and the web page (the key itself is not
+// printed again, B-1.1), waits, and connects once an admin pastes the
+// command.
+func TestE2EBridgeRestartedBeforeRegistrationWaitsForTheKeyInItsFile(t *testing.T) {
+	g := startGateway(t)
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.URL}
+	first := startBridgeProcess(t, env, "--platform", "demo")
+	waitStderr(t, first, "waiting for an admin to register the agent key")
+	first.Cmd.Process.Signal(syscall.SIGINT)
+	waitExit(t, first)
+	keyPath := filepath.Join(home, ".agentmail", "demo.key")
+	data, err := os.ReadFile(keyPath)
+	if err != nil {
+		t.Fatalf("key file: %v", err)
+	}
+	key := strings.TrimSpace(string(data))
+
+	p := startBridgeProcess(t, env, "--platform", "demo")
+	waitStderr(t, p, "waiting for an admin to register the agent key")
+	out := p.Log.String()
+	paste := "agentmail keys register-agent --agent demo --key-file " + keyPath
+	for _, want := range []string{"The agent key in " + keyPath + " is not registered", paste + "\n",
+		"agentmail keys register-agent --agent demo --key -", "Admin → Agent keys", "with agent name demo",
+		"cat " + keyPath, "connects by itself once the key is registered"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("a restart with the unregistered key must say how to register it (%q):\n%s", want, out)
+		}
+	}
+	for _, leak := range []string{key, "<agent name>", "stops here", "/api/"} {
+		if strings.Contains(out, leak) {
+			t.Fatalf("a restart printed %q:\n%s", leak, out)
+		}
+	}
+	if !p.Running() {
+		t.Fatalf("the restarted bridge ended instead of waiting\n%s", out)
+	}
+	pasteCommand(t, adminCLI(t, g), paste, "demo")
+	waitStderr(t, p, "connected to "+g.URL+" as demo")
+	if n := strings.Count(p.Log.String(), "not registered"); n != 1 {
+		t.Errorf("the registration text was said %d times, want once\n%s", n, p.Log)
+	}
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(t, p); err != nil {
+		t.Fatalf("SIGTERM exit: %v\n%s", err, p.Log)
 	}
 }
 

@@ -96,16 +96,28 @@ func ResolveAgentKeyFile(envKey, path string) (string, KeySource, error) {
 // next (it waits for a key it has just generated; it stops for a key given
 // to it that the gateway refuses).
 func RegistrationHint(gatewayURL, agentName, keyFile string) string {
+	return registrationHint(gatewayURL, agentName, keyFile, "the key above")
+}
+
+// RegistrationHintKeyFile is RegistrationHint for a key that is not printed
+// (B-1.1: only when it is made): the web page's way takes the key from
+// keyFile, shown on this machine with cat. Nothing reveals the key itself.
+func RegistrationHintKeyFile(gatewayURL, agentName, keyFile string) string {
+	return registrationHint(gatewayURL, agentName, keyFile,
+		"the key saved in "+keyFile+" (show it on this machine with: cat "+shellWord(keyFile)+")")
+}
+
+func registrationHint(gatewayURL, agentName, keyFile, theKey string) string {
 	name := agentName
 	if name == "" {
 		name = "<agent name>"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "An admin registers this key in one of two ways:\n\n"+
-		"    - on the web page %s: Admin → Agent keys → %q, with agent name %s and the key above;\n"+
+		"    - on the web page %s: Admin → Agent keys → %q, with agent name %s and %s;\n"+
 		"    - on the command line, signed in as an admin (agentmail login --url %s), with a command that\n"+
 		"      keeps the key out of the shell's history and the process list:\n\n",
-		gatewayURL, "Register a key the agent generated", name, gatewayURL)
+		gatewayURL, "Register a key the agent generated", name, theKey, gatewayURL)
 	if keyFile != "" {
 		fmt.Fprintf(&b, "          agentmail keys register-agent --agent %s --key-file %s\n\n"+
 			"      on this machine (it reads the file the key was saved to), or anywhere, pasting the key when asked:\n\n",
