@@ -105,6 +105,11 @@ number of gateways share one database as replicas (docs/OPERATIONS.md).`,
 				"stop it, or start on a free port with --addr 127.0.0.1:8181 or AGENTMAIL_ADDR=127.0.0.1:8181 "+
 				"(then give the CLI and the bridge AGENTMAIL_GATEWAY_URL=http://127.0.0.1:8181)", err)
 		}
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// A signal during the start: an ordinary stop, not an error.
+			log.Info("stopped before the gateway was ready")
+			return nil
+		}
 		if err != nil {
 			return err
 		}

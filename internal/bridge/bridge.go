@@ -276,13 +276,20 @@ func (b *Bridge) Ready() <-chan struct{} { return b.ready }
 // going offline (B-9.3). A registration the gateway refuses (401, 4xx)
 // returns an error at once, as does a registration refused because another
 // bridge of the agent runs (lease.go); a heartbeat that learns another one
-// took over ends Run with an error too.
+// took over ends Run with an error too. ctx ending while the registration
+// waits (for the key, for the gateway) ends Run with nil.
 func (b *Bridge) Run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	b.stopRun = stop
 	agent, err := b.register(ctx)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Stopped (a signal) while waiting for the key or the gateway:
+			// an ordinary end, not an error (exit 0).
+			b.log.Info("bridge stopped")
+			return nil
+		}
 		return err
 	}
 	b.mu.Lock()

@@ -597,8 +597,12 @@ func TestE2EBridgeRestartedBeforeRegistrationWaitsForTheKeyInItsFile(t *testing.
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.URL}
 	first := startBridgeProcess(t, env, "--platform", "demo")
 	waitStderr(t, first, "waiting for an admin to register the agent key")
+	// Ctrl-C while it waits is an ordinary stop: exit 0, a short line.
 	first.Cmd.Process.Signal(syscall.SIGINT)
-	waitExit(t, first)
+	if err := waitExit(t, first); err != nil || !strings.Contains(first.Log.String(), "bridge stopped") ||
+		strings.Contains(first.Log.String(), "context canceled") {
+		t.Fatalf("SIGINT while waiting for the key: %v, want exit 0 and \"bridge stopped\"\n%s", err, first.Log)
+	}
 	keyPath := filepath.Join(home, ".agentmail", "demo.key")
 	data, err := os.ReadFile(keyPath)
 	if err != nil {
