@@ -27,7 +27,9 @@ require (
 
 require (
 	github.com/aymerick/douceur v0.2.0 // indirect
+	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 	github.com/gorilla/css v1.0.1 // indirect
+	github.com/mattn/go-runewidth v0.0.31 // indirect
 )
 
 require (

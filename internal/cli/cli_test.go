@@ -303,6 +303,18 @@ func TestSendReadsBodyFromStdinAndFileAttachments(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res["mail_id"] != "m2" {
 		t.Errorf("--json output %q (%v)", out, err)
 	}
+	// --body - reads stdin too, as --attach - does.
+	env, _, errb = testEnv(t, "from the pipe\n", nil)
+	loggedIn(t, env, g)
+	if code := run(t, context.Background(), env, "send", "--to", "bob", "--subject", "s", "--body", "-"); code != ExitOK {
+		t.Fatalf("--body -: exit %d: %s", code, errb)
+	}
+	calls := g.calls("POST /api/v1/me/mail/send")
+	req = client.SendMailRequest{}
+	_ = json.Unmarshal(calls[len(calls)-1].Body, &req)
+	if req.Body != "from the pipe\n" {
+		t.Errorf("--body - sent the body %q, want stdin's text", req.Body)
+	}
 }
 
 func TestSendUsageErrorsSendNothing(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/spf13/cobra"
@@ -96,7 +95,7 @@ passed (24 hours after sending unless the sender chose otherwise).`,
 				env.outln("Nothing is waiting for acknowledgement.")
 				return nil
 			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			tw := newTable(env.Stdout)
 			fmt.Fprintln(tw, env.lang().S("ID\tDUE\tSUBJECT\tWAITING FOR"))
 			for _, w := range l.Mails {
 				due := timeText(w.DueAt)
@@ -191,7 +190,7 @@ func printReservations(w io.Writer, l lang, list []client.Reservation) {
 		fmt.Fprintln(w, l.S("No file reservations."))
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, l.S("ID\tWORKSPACE\tPATH\tHOLDER\tKIND\tUNTIL\tREASON"))
 	for _, r := range list {
 		kind := l.S("shared")

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/agentmail/agentmail/client"
@@ -58,7 +57,7 @@ func newKeysListCommand(env *Env) *cobra.Command {
 				}
 				return env.printJSON(list)
 			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			tw := newTable(env.Stdout)
 			fmt.Fprintln(tw, env.lang().S(" \tKEY ID\tLABEL\tLIFECYCLE\tPREFIX\tCREATED\tLAST USED\tSTATE"))
 			for _, k := range list.Keys {
 				mark := " "

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/agentmail/agentmail/client"
 	"github.com/agentmail/agentmail/internal/address"
@@ -63,7 +62,9 @@ so.
 			if stdinAttach > 1 {
 				return usageErr("send: only one --attach may read stdin")
 			}
-			bodySet := cmd.Flags().Changed("body")
+			// --body - reads the body from stdin, as --attach - reads the
+			// attachment (a literal "-" body is never what was meant).
+			bodySet := cmd.Flags().Changed("body") && body != "-"
 			if stdinAttach == 1 && !bodySet {
 				return usageErr("send: stdin carries the attachment (--attach -); give the body with --body")
 			}
@@ -186,7 +187,7 @@ so.
 	f.StringVar(&to, "to", "", "recipient address (name@path.session or a person's name)")
 	f.StringArrayVar(&cc, "cc", nil, "copy to this address (repeatable, or comma-separated)")
 	f.StringVar(&subject, "subject", "", "subject line")
-	f.StringVar(&body, "body", "", "body text in Markdown (default: read stdin)")
+	f.StringVar(&body, "body", "", "body text in Markdown; - or no --body: read stdin")
 	f.StringArrayVar(&attach, "attach", nil, "attach this file; - reads it from stdin (repeatable)")
 	f.StringVar(&stdinName, "stdin-name", "stdin.txt", "file name of the attachment read from stdin")
 	f.IntVar(&budget, "budget", 0, "round budget of a new session (0 = unlimited; default: the agent's)")
@@ -252,7 +253,7 @@ func NewInboxCommand(env *Env) *cobra.Command {
 				}
 				return nil
 			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			tw := newTable(env.Stdout)
 			fmt.Fprintln(tw, env.lang().S(" \t \tID\tDATE\tFROM\tSUBJECT"))
 			for _, m := range list.Mails {
 				mark := " "
