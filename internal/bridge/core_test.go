@@ -217,7 +217,7 @@ func TestEventStreamReconnectsWithLastEventID(t *testing.T) {
 	}
 	h.waitTurns("the missed mail's turn", turnsDone(2))
 	// The person at the terminal reads the loss and the return once each.
-	h.waitLog("connection to the gateway at http://gateway.test regained", 1)
+	h.waitLog("connected to the gateway at http://gateway.test again, after ", 1)
 	if n := h.logs.CountLines("lost the connection to the gateway at http://gateway.test"); n != 1 {
 		t.Errorf("the lost connection was logged %d times, want once", n)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -739,5 +740,31 @@ func TestE2EBridgeStartedBeforeItsGatewaySaysSoOnceAndConnects(t *testing.T) {
 	p.Cmd.Process.Signal(syscall.SIGTERM)
 	if err := waitExit(t, p); err != nil {
 		t.Fatalf("SIGTERM exit: %v\n%s", err, p.Log)
+	}
+}
+
+// A gateway stopped and started again under a running bridge: the bridge
+// says once that it lost the connection and once that it is connected
+// again, with how long it was without it (issue 18 point 6).
+func TestE2EBridgeSaysOnceThatItLostAndRegainedTheGateway(t *testing.T) {
+	g := startGateway(t)
+	key := g.AgentKey("demo")
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "AGENTMAIL_GATEWAY_URL=" + g.URL, "AGENTMAIL_AGENT_KEY=" + key}
+	p := startBridgeProcess(t, env, "--platform", "demo")
+	waitStderr(t, p, "connected to "+g.URL+" as demo")
+	g.Proc.Shutdown(t)
+	waitStderr(t, p, "lost the connection to the gateway at "+g.URL)
+	gatewayproc.Serve(t, gatewayproc.Options{
+		Args: []string{"--addr", strings.TrimPrefix(g.URL, "http://"), "--data-dir", g.DataDir, "--log-level", "debug"},
+		Env:  []string{"AGENTMAIL_ADDR=", "DATABASE_URL="},
+	})
+	again := "connected to the gateway at " + g.URL + " again, after "
+	waitStderr(t, p, again)
+	out := p.Log.String()
+	if strings.Count(out, "lost the connection") != 1 || strings.Count(out, again) != 1 {
+		t.Fatalf("the loss and the return must be said once each\n%s", out)
+	}
+	if !regexp.MustCompile(regexp.QuoteMeta(again) + `(\d+s|less than a second) without a connection`).MatchString(out) {
+		t.Fatalf("the return must say how long the connection was lost\n%s", out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentmail/agentmail/client"
 )
@@ -16,10 +17,11 @@ func (b *Bridge) events(ctx context.Context) {
 	var last int64
 	delay := b.cfg.ReconnectMin
 	first := true
-	lost := false // the lost connection is logged once, and once regained
+	lost := false        // the lost connection is logged once, and once regained
+	var lostAt time.Time // when it was lost
 	lose := func(msg string, args ...any) {
 		if !lost {
-			lost = true
+			lost, lostAt = true, time.Now()
 			b.log.Warn(fmt.Sprintf("lost the connection to the gateway at %s: %s; reconnecting until it answers (check that the gateway runs and AGENTMAIL_GATEWAY_URL)",
 				b.cfg.Settings.GatewayURL, msg), args...)
 			return
@@ -28,6 +30,13 @@ func (b *Bridge) events(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		s, err := b.cfg.Subscribe(ctx, last)
+		if err == nil && lost {
+			// Said once, at once (before the reconciliation's requests),
+			// with how long the bridge was without the gateway.
+			lost = false
+			b.log.Info(fmt.Sprintf("connected to the gateway at %s again, after %s without a connection",
+				b.cfg.Settings.GatewayURL, lostFor(time.Since(lostAt))), "last_event_id", last)
+		}
 		if err == nil {
 			// Runs an earlier bridge process left open on the gateway end
 			// now, before catch-up (reconcile.go); reports this process
@@ -52,10 +61,6 @@ func (b *Bridge) events(ctx context.Context) {
 				lose("the event stream could not connect", "err", err, "in", delay, "last_event_id", last)
 			}
 		} else {
-			if lost {
-				lost = false
-				b.log.Info("connection to the gateway at "+b.cfg.Settings.GatewayURL+" regained", "last_event_id", last)
-			}
 			delay = b.cfg.ReconnectMin
 			for ev := range s.Events() {
 				if ev.ID > 0 {
@@ -75,6 +80,15 @@ func (b *Bridge) events(ctx context.Context) {
 		}
 		delay = minDuration(delay*2, b.cfg.ReconnectMax)
 	}
+}
+
+// lostFor is how long a connection was lost as a person reads it: whole
+// seconds ("12s", "2m5s"), "less than a second" below one.
+func lostFor(d time.Duration) string {
+	if d < time.Second {
+		return "less than a second"
+	}
+	return d.Round(time.Second).String()
 }
 
 // handleEvent dispatches one event; it never blocks on a turn.
