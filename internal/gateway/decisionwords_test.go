@@ -88,4 +88,12 @@ func TestPlainDecisionMailIsTheVerdictAlone(t *testing.T) {
 	if m.Body != "Approved.\n" {
 		t.Fatalf("decision mail body = %q, want %q", m.Body, "Approved.\n")
 	}
+	// Deciding is reading: the decider's copy of the request is read.
+	req, err := e.svc.GetMail(e.ctx, e.alice, p.MailID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !req.Read {
+		t.Error("the decided request is still unread for the person who decided it")
+	}
 }

@@ -82,6 +82,13 @@ func (s *Service) Decide(ctx context.Context, p *Principal, mailID string, req c
 		}
 		out, err = s.decideTx(ctx, tx, row, decisionInput{word: word, note: strings.TrimSpace(req.Note), decidedBy: p.Name,
 			via: DecidedViaAPI, from: Party{Name: p.Name, Kind: store.KindPerson}})
+		if err != nil {
+			return err
+		}
+		// Deciding a request is reading it: the decider's copy leaves the
+		// unread mail (a decision from the CLI or a card, which never
+		// opened the mail, left it unread).
+		_, err = tx.MarkRead(ctx, p.Name, []string{mailID}, false, tx.Now)
 		return err
 	})
 	if errors.Is(err, errDecisionLost) {
