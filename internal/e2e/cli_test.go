@@ -296,10 +296,12 @@ func TestCLIAgainstGateway(t *testing.T) {
 		t.Errorf("watch does not say what the request allows: %q", line)
 	}
 	_ = watch.Process.Signal(syscall.SIGINT)
+	// The line is read before Wait: Wait closes the pipes once the process
+	// has exited, and a line not yet read from them is lost.
+	errLines.waitLine(t, "resume with: agentmail watch --last-event-id")
 	if err := watch.Wait(); err != nil {
 		t.Errorf("watch after SIGINT: %v", err)
 	}
-	errLines.waitLine(t, "resume with: agentmail watch --last-event-id")
 
 	// logout revokes the key and removes the file.
 	mustCLI(t, home, "", "logout")
