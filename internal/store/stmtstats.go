@@ -41,18 +41,8 @@ func TraceStatements() *StatementStats {
 // StopTracingStatements ends the counting TraceStatements started.
 func StopTracingStatements() { stmtStats.Store(nil) }
 
-func (s *StatementStats) add(query string, d time.Duration) {
-	s.mu.Lock()
-	st := s.m[query]
-	if st == nil {
-		st = &StatementStat{Query: strings.Join(strings.Fields(query), " ")}
-		s.m[query] = st
-	}
-	st.Count++
-	st.Total += d
-	s.trips++
-	s.mu.Unlock()
-}
+// add counts one statement run alone: one round trip of its own.
+func (s *StatementStats) add(query string, d time.Duration) { s.addPipeline([]string{query}, d) }
 
 // addPipeline counts the statements of one pipelined batch, one round
 // trip for all.
